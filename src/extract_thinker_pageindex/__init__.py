@@ -1,0 +1,153 @@
+"""extract-thinker-pageindex: page retrieval and a typed page index for ExtractThinker.
+
+Everything public is importable from here. Attributes load on first use, so ``import
+extract_thinker_pageindex`` stays cheap and the command line starts fast.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from ._version import __version__
+
+if TYPE_CHECKING:
+    from .build import build_index
+    from .errors import (
+        DocumentLoadError,
+        EmptyDocumentError,
+        IndexFormatError,
+        LLMExtractionError,
+        ModelRequiredError,
+        NoMatchError,
+        OutputExistsError,
+        PageIndexError,
+        PageIndexWarning,
+        PageSpecError,
+        RetrieverClosedError,
+        UnsupportedFormatError,
+    )
+    from .model import (
+        FORMAT_VERSION,
+        Document,
+        FooterNode,
+        HeaderNode,
+        HeadingNode,
+        ImageNode,
+        ListItemNode,
+        MetadataNode,
+        Node,
+        Page,
+        ParagraphNode,
+        SectionInfo,
+        SectionNode,
+        TableNode,
+        TocEntry,
+        TocEntryNode,
+    )
+    from .pages import filter_pages, normalize_page_spec
+    from .store import index_document, load_index, save_index
+    from .summary import inspect, print_toc_tree
+
+__all__ = [
+    "FORMAT_VERSION",
+    "Document",
+    "DocumentLoadError",
+    "EmptyDocumentError",
+    "FooterNode",
+    "HeaderNode",
+    "HeadingNode",
+    "ImageNode",
+    "IndexFormatError",
+    "LLMExtractionError",
+    "ListItemNode",
+    "MetadataNode",
+    "ModelRequiredError",
+    "NoMatchError",
+    "Node",
+    "OutputExistsError",
+    "Page",
+    "PageIndexError",
+    "PageIndexWarning",
+    "PageSpecError",
+    "ParagraphNode",
+    "RetrieverClosedError",
+    "SectionInfo",
+    "SectionNode",
+    "TableNode",
+    "TocEntry",
+    "TocEntryNode",
+    "UnsupportedFormatError",
+    "__version__",
+    "build_index",
+    "filter_pages",
+    "index_document",
+    "inspect",
+    "load_index",
+    "normalize_page_spec",
+    "print_toc_tree",
+    "save_index",
+]
+
+# Where each public name lives; resolved lazily by __getattr__ below.
+_LOCATIONS = {
+    "build_index": ".build",
+    "filter_pages": ".pages",
+    "normalize_page_spec": ".pages",
+    "index_document": ".store",
+    "load_index": ".store",
+    "save_index": ".store",
+    "inspect": ".summary",
+    "print_toc_tree": ".summary",
+    **{
+        name: ".errors"
+        for name in (
+            "DocumentLoadError",
+            "EmptyDocumentError",
+            "IndexFormatError",
+            "LLMExtractionError",
+            "ModelRequiredError",
+            "NoMatchError",
+            "OutputExistsError",
+            "PageIndexError",
+            "PageIndexWarning",
+            "PageSpecError",
+            "RetrieverClosedError",
+            "UnsupportedFormatError",
+        )
+    },
+    **{
+        name: ".model"
+        for name in (
+            "FORMAT_VERSION",
+            "Document",
+            "FooterNode",
+            "HeaderNode",
+            "HeadingNode",
+            "ImageNode",
+            "ListItemNode",
+            "MetadataNode",
+            "Node",
+            "Page",
+            "ParagraphNode",
+            "SectionInfo",
+            "SectionNode",
+            "TableNode",
+            "TocEntry",
+            "TocEntryNode",
+        )
+    },
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LOCATIONS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

@@ -1,0 +1,84 @@
+"""The exceptions and warnings raised by extract-thinker-pageindex.
+
+Every error derives from ``PageIndexError`` and also from the builtin it refines, so callers can catch
+either the project's base class or the builtin they already handle::
+
+    PageIndexError
+    ├── UnsupportedFormatError (ValueError)   the source kind or option is not supported
+    ├── DocumentLoadError (ValueError)        the source cannot be read (missing, corrupt, encrypted)
+    │   └── EmptyDocumentError                the source has no content to index
+    ├── PageSpecError (ValueError)            a page selection is malformed or out of range
+    ├── NoMatchError (LookupError)            retrieval found no page for the query
+    ├── ModelRequiredError (ValueError)       the work needs a model and none was configured
+    ├── LLMExtractionError (RuntimeError)     a model call failed or answered unusably
+    ├── IndexFormatError (ValueError)         a saved .pageindex directory is invalid
+    ├── OutputExistsError (FileExistsError)   refusing to replace something that is not a page index
+    └── RetrieverClosedError (RuntimeError)   a closed retriever was used
+
+    PageIndexWarning (UserWarning)            degraded but usable results
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "DocumentLoadError",
+    "EmptyDocumentError",
+    "IndexFormatError",
+    "LLMExtractionError",
+    "ModelRequiredError",
+    "NoMatchError",
+    "OutputExistsError",
+    "PageIndexError",
+    "PageIndexWarning",
+    "PageSpecError",
+    "RetrieverClosedError",
+    "UnsupportedFormatError",
+]
+
+
+class PageIndexError(Exception):
+    """Base class of every error raised by extract-thinker-pageindex."""
+
+
+class UnsupportedFormatError(PageIndexError, ValueError):
+    """The source's kind, extension or content type (or an option for it) is not supported."""
+
+
+class DocumentLoadError(PageIndexError, ValueError):
+    """The source could not be read: missing, unreadable, corrupt, encrypted or not what its name says."""
+
+
+class EmptyDocumentError(DocumentLoadError):
+    """The source was read but holds nothing to index."""
+
+
+class PageSpecError(PageIndexError, ValueError):
+    """A page selection is malformed, reversed, empty or outside the document."""
+
+
+class NoMatchError(PageIndexError, LookupError):
+    """Retrieval found no page for the query."""
+
+
+class ModelRequiredError(PageIndexError, ValueError):
+    """The requested work needs a model (vision pages, abstract, refinement) and none was configured."""
+
+
+class LLMExtractionError(PageIndexError, RuntimeError):
+    """A model call failed after its retries, or answered with something that cannot be used."""
+
+
+class IndexFormatError(PageIndexError, ValueError):
+    """A saved page index is invalid: unknown format version, broken JSON, bad references or image paths."""
+
+
+class OutputExistsError(PageIndexError, FileExistsError):
+    """The output path exists and is not a page index directory, so it is not replaced."""
+
+
+class RetrieverClosedError(PageIndexError, RuntimeError):
+    """A retriever was used after ``close()``."""
+
+
+class PageIndexWarning(UserWarning):
+    """A result is usable but degraded (a reference dropped, an outline ignored, a page skipped)."""

@@ -1,0 +1,415 @@
+"""The page index document model: typed nodes, pages, the TOC tree and the document.
+
+The classes are pydantic models that subclass ExtractThinker's ``Contract``, so the same definitions serve
+as the on-disk format (``document.json``) and as the response schema of the vision model.
+
+Coordinates: a ``bbox`` is ``[xmin, ymin, xmax, ymax]`` in whole PDF points (1/72 inch) from the page's
+top-left corner; for image sources one point is one pixel.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Annotated, Any, Literal, Union
+
+from extract_thinker import Contract
+from pydantic import BeforeValidator, Field, NonNegativeInt, model_validator
+
+__all__ = [
+    "FORMAT_VERSION",
+    "BBox",
+    "Document",
+    "FooterNode",
+    "HeaderNode",
+    "HeadingNode",
+    "ImageNode",
+    "ListItemNode",
+    "MetadataNode",
+    "Node",
+    "Page",
+    "ParagraphNode",
+    "SectionInfo",
+    "SectionNode",
+    "TableNode",
+    "TocEntry",
+    "TocEntryNode",
+]
+
+#: The version written into every ``document.json``; ``load_index`` refuses any other.
+FORMAT_VERSION = "1.0"
+
+HeadingLevel = Literal["h1", "h2", "h3", "h4", "h5", "h6"]
+ParagraphLevel = Literal["paragraph", "citation", "code", "aside", "abstract", "footnote"]
+ListLevel = Literal["l1", "l2", "l3", "l4", "l5", "l6"]
+ImageKind = Literal[
+    "photo", "diagram", "chart", "logo", "icon", "illustration", "screenshot", "signature", "map", "other"
+]
+TableKind = Literal["data", "form", "layout", "other"]
+
+# Node ids become file names (images/<id>.png), so a document only admits ids that are safe there.
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def _coerce_bbox(value: Any) -> Any:
+    """Round numeric coordinates to whole points and check the box is non-empty and ordered."""
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or len(value) != 4:
+        raise ValueError("bbox must be four numbers [xmin, ymin, xmax, ymax]")
+    coords = []
+    for item in value:
+        if isinstance(item, bool) or not isinstance(item, (int, float)):
+            raise ValueError(f"bbox coordinates must be numbers, got {item!r}")
+        coords.append(round(item))
+    xmin, ymin, xmax, ymax = coords
+    if xmin < 0 or ymin < 0:
+        raise ValueError(f"bbox {coords} has a negative coordinate")
+    if not (xmin < xmax and ymin < ymax):
+        raise ValueError(f"bbox {coords} is empty or inverted: need xmin < xmax and ymin < ymax")
+    return tuple(coords)
+
+
+BBox = Annotated[tuple[int, int, int, int], BeforeValidator(_coerce_bbox)]
+
+
+def level_number(level: str) -> int:
+    """The number in a level name: ``"h2"`` -> 2, ``"l3"`` -> 3."""
+    return int(level[1:])
+
+
+class _NodeBase(Contract):
+    id: str = Field(min_length=1, description="Identifier, unique within the document (page-local in a model answer).")
+    parent_id: str | None = Field(default=None, description="Id of the enclosing section, or null at top level.")
+
+
+class SectionNode(_NodeBase):
+    """A section: the container that a heading opens; content nodes point at it through ``parent_id``."""
+
+    type: Literal["section"] = "section"
+    description: str | None = Field(default=None, description="Two or three sentences on what the section covers.")
+
+
+class HeadingNode(_NodeBase):
+    """The heading text of a section (its ``parent_id`` is the section it titles)."""
+
+    type: Literal["heading"] = "heading"
+    level: HeadingLevel = Field(description="Heading level, h1 (top) to h6.")
+    content: str = Field(description="The heading text, exactly as written.")
+
+
+class ParagraphNode(_NodeBase):
+    """A block of running text: body paragraph, quotation, code, aside, abstract or footnote."""
+
+    type: Literal["paragraph"] = "paragraph"
+    level: ParagraphLevel = "paragraph"
+    content: str = Field(description="The exact text of the block.")
+    continuation: bool = Field(default=False, description="True when it continues a block from the previous page.")
+    group_id: str | None = None
+
+
+class ListItemNode(_NodeBase):
+    """One item of a bulleted or numbered list; ``level`` is its nesting depth."""
+
+    type: Literal["list_item"] = "list_item"
+    level: ListLevel = "l1"
+    content: str = Field(description="The exact text of the item, without its bullet.")
+    continuation: bool = False
+    group_id: str | None = None
+
+
+class ImageNode(_NodeBase):
+    """A picture on the page: photo, chart, diagram, logo..."""
+
+    type: Literal["image"] = "image"
+    kind: ImageKind = "other"
+    bbox: BBox | None = None
+    caption: str | None = None
+    description: str | None = Field(default=None, description="What the image shows, for a reader who cannot see it.")
+    image_data: bytes | None = Field(default=None, exclude=True, repr=False)
+    image_path: str | None = None
+    continuation: bool = False
+    group_id: str | None = None
+
+
+class TableNode(_NodeBase):
+    """A table, reproduced in full as Markdown in ``content``."""
+
+    type: Literal["table"] = "table"
+    kind: TableKind = "data"
+    bbox: BBox | None = None
+    caption: str | None = None
+    description: str | None = None
+    content: str = Field(default="", description="The whole table as a Markdown table.")
+    image_data: bytes | None = Field(default=None, exclude=True, repr=False)
+    image_path: str | None = None
+    continuation: bool = False
+    group_id: str | None = None
+
+
+class HeaderNode(_NodeBase):
+    """A running page header."""
+
+    type: Literal["header"] = "header"
+    content: str
+
+
+class FooterNode(_NodeBase):
+    """A running page footer (page numbers, confidentiality notices)."""
+
+    type: Literal["footer"] = "footer"
+    content: str
+
+
+class MetadataNode(_NodeBase):
+    """Document metadata found on a page (front matter, a document number, a date line)."""
+
+    type: Literal["metadata"] = "metadata"
+    content: str
+
+
+class TocEntryNode(_NodeBase):
+    """A line read from a printed table of contents (model answers only; post-processing moves it to the TOC)."""
+
+    type: Literal["toc_entry"] = "toc_entry"
+    title: str
+    printed_page: str | None = None
+    level: ListLevel = "l1"
+
+
+#: Any node that can stand on a page of a document.
+Node = Annotated[
+    Union[
+        SectionNode,
+        HeadingNode,
+        ParagraphNode,
+        ListItemNode,
+        ImageNode,
+        TableNode,
+        HeaderNode,
+        FooterNode,
+        MetadataNode,
+    ],
+    Field(discriminator="type"),
+]
+
+
+def _printed_page_to_str(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("printed_page must be a page label, not a boolean")
+    if isinstance(value, int):
+        return str(value)
+    return value
+
+
+class TocEntry(Contract):
+    """An entry of the document's table of contents; entries form a tree through ``parent_id``."""
+
+    id: str = Field(min_length=1)
+    parent_id: str | None = None
+    title: str
+    description: str | None = None
+    target_page: NonNegativeInt | None = Field(default=None, description="0-based physical page index.")
+    printed_page: Annotated[str | None, BeforeValidator(_printed_page_to_str)] = None
+    target_section_id: str | None = None
+    level: ListLevel = "l1"
+
+
+class Page(Contract):
+    """One page of the document: its 0-based index in the source and its nodes in reading order."""
+
+    index: NonNegativeInt
+    nodes: list[Node] = Field(default_factory=list)
+
+
+class SectionInfo(Contract):
+    """A section as the document exposes it: title, level and the pages it spans (0-based, inclusive)."""
+
+    id: str
+    parent_id: str | None
+    title: str
+    level: HeadingLevel | None
+    description: str | None
+    first_page: int
+    last_page: int
+
+
+class Document(Contract):
+    """A page index: metadata, pages of typed nodes and a TOC tree linked to sections."""
+
+    format_version: str = FORMAT_VERSION
+    name: str
+    title: str | None = None
+    abstract: str | None = None
+    extension: str | None = None
+    author: str | None = None
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    source_page_count: NonNegativeInt | None = Field(
+        default=None, description="Pages in the source, selected or not."
+    )
+    pages: list[Page] = Field(default_factory=list)
+    toc: list[TocEntry] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _check_references(self) -> Document:
+        if self.format_version != FORMAT_VERSION:
+            raise ValueError(
+                f"format_version {self.format_version!r} is not supported (this version reads {FORMAT_VERSION!r})"
+            )
+        _validate_structure(self)
+        return self
+
+    # -- traversal -----------------------------------------------------------------------------------
+
+    def iter_nodes(self) -> Iterator[tuple[Page, Node]]:
+        """Every node with its page, in page and reading order."""
+        for page in self.pages:
+            for node in page.nodes:
+                yield page, node
+
+    def node_map(self) -> dict[str, Node]:
+        """All nodes by id."""
+        return {node.id: node for _, node in self.iter_nodes()}
+
+    def section_title(self, section_id: str) -> str:
+        """The text of the heading that titles a section ('' when it has none)."""
+        for _, node in self.iter_nodes():
+            if isinstance(node, HeadingNode) and node.parent_id == section_id:
+                return node.content
+        return ""
+
+    def heading_path(self, node_id: str) -> list[str]:
+        """Titles of the sections enclosing a node, outermost first."""
+        nodes = self.node_map()
+        titles = _section_titles(self)
+        path: list[str] = []
+        current = nodes.get(node_id)
+        parent = current.parent_id if current is not None else None
+        if isinstance(current, SectionNode):
+            path.append(titles.get(current.id, ""))
+        while parent is not None:
+            node = nodes.get(parent)
+            if node is None:
+                break
+            if isinstance(node, SectionNode):
+                path.append(titles.get(node.id, ""))
+            parent = node.parent_id
+        return list(reversed(path))
+
+    def sections(self) -> list[SectionInfo]:
+        """Every section with its title, level and page range, in document order.
+
+        A section spans from the page it opens on to the last page holding any node inside it (its own
+        nodes and those of its subsections), which is how builders express "until the next heading of
+        the same or a higher level".
+        """
+        nodes = self.node_map()
+        first: dict[str, int] = {}
+        last: dict[str, int] = {}
+        levels: dict[str, HeadingLevel] = {}
+        for page, node in self.iter_nodes():
+            if isinstance(node, SectionNode):
+                first.setdefault(node.id, page.index)
+                last[node.id] = max(last.get(node.id, page.index), page.index)
+            if isinstance(node, HeadingNode) and node.parent_id is not None:
+                levels.setdefault(node.parent_id, node.level)
+            ancestor = node.parent_id
+            seen = 0
+            while ancestor is not None and seen < len(nodes):
+                last[ancestor] = max(last.get(ancestor, page.index), page.index)
+                parent = nodes.get(ancestor)
+                ancestor = parent.parent_id if parent is not None else None
+                seen += 1
+        titles = _section_titles(self)
+        result = []
+        for _, node in self.iter_nodes():
+            if isinstance(node, SectionNode):
+                result.append(
+                    SectionInfo(
+                        id=node.id,
+                        parent_id=node.parent_id,
+                        title=titles.get(node.id, ""),
+                        level=levels.get(node.id),
+                        description=node.description,
+                        first_page=first[node.id],
+                        last_page=last[node.id],
+                    )
+                )
+        return result
+
+    def node_counts(self) -> dict[str, int]:
+        """How many nodes of each type the document holds."""
+        counts: dict[str, int] = {}
+        for _, node in self.iter_nodes():
+            counts[node.type] = counts.get(node.type, 0) + 1
+        return counts
+
+
+def _section_titles(document: Document) -> dict[str, str]:
+    titles: dict[str, str] = {}
+    for _, node in document.iter_nodes():
+        if isinstance(node, HeadingNode) and node.parent_id is not None:
+            titles.setdefault(node.parent_id, node.content)
+    return titles
+
+
+def _validate_structure(document: Document) -> None:
+    """Check ids are unique and safe, every reference resolves, and parent chains have no cycle."""
+    page_indices = [page.index for page in document.pages]
+    if len(set(page_indices)) != len(page_indices):
+        raise ValueError("page indices must be unique")
+    if page_indices != sorted(page_indices):
+        raise ValueError("pages must be in source order (ascending index)")
+
+    nodes: dict[str, Any] = {}
+    for _, node in document.iter_nodes():
+        if not _SAFE_ID.match(node.id):
+            raise ValueError(f"node id {node.id!r} must be letters, digits, '.', '_' or '-' (at most 128)")
+        if node.id in nodes:
+            raise ValueError(f"node id {node.id!r} is used more than once")
+        nodes[node.id] = node
+    for node in nodes.values():
+        if node.parent_id is not None:
+            parent = nodes.get(node.parent_id)
+            if parent is None:
+                raise ValueError(f"node {node.id!r} has parent_id {node.parent_id!r}, which is not a node")
+            if not isinstance(parent, SectionNode):
+                raise ValueError(f"node {node.id!r} has parent {node.parent_id!r}, which is not a section")
+    _check_acyclic({node_id: node.parent_id for node_id, node in nodes.items()}, "node")
+
+    entries: dict[str, TocEntry] = {}
+    for entry in document.toc:
+        if entry.id in entries:
+            raise ValueError(f"TOC entry id {entry.id!r} is used more than once")
+        entries[entry.id] = entry
+    valid_pages = set(page_indices)
+    for entry in entries.values():
+        if entry.parent_id is not None and entry.parent_id not in entries:
+            raise ValueError(f"TOC entry {entry.id!r} has parent_id {entry.parent_id!r}, which is not an entry")
+        if entry.target_section_id is not None and not isinstance(
+            nodes.get(entry.target_section_id), SectionNode
+        ):
+            raise ValueError(
+                f"TOC entry {entry.id!r} targets section {entry.target_section_id!r}, which is not a section"
+            )
+        if entry.target_page is not None and valid_pages and entry.target_page not in valid_pages:
+            if document.source_page_count is None or entry.target_page >= document.source_page_count:
+                raise ValueError(f"TOC entry {entry.id!r} targets page {entry.target_page}, outside the document")
+    _check_acyclic({entry_id: entry.parent_id for entry_id, entry in entries.items()}, "TOC entry")
+
+
+def _check_acyclic(parents: dict[str, str | None], what: str) -> None:
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = known to reach a root
+    for start in parents:
+        path = []
+        current: str | None = start
+        while current is not None and state.get(current) != 2:
+            if state.get(current) == 1:
+                raise ValueError(f"{what} {current!r} is its own ancestor (a parent_id cycle)")
+            state[current] = 1
+            path.append(current)
+            current = parents.get(current)
+        for item in path:
+            state[item] = 2

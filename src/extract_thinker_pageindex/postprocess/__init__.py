@@ -1,0 +1,1 @@
+"""Post-processing that turns per-page extractions into one coherent document."""

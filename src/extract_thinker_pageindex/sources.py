@@ -1,0 +1,140 @@
+"""Sources: decide what kind of document a path, string or byte buffer is, and read it."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from io import BytesIO
+from pathlib import Path
+from typing import Literal, Union
+
+from .errors import DocumentLoadError, EmptyDocumentError, UnsupportedFormatError
+
+__all__ = ["SourceInput", "SourceKind", "decode_text", "resolve_source"]
+
+SourceKind = Literal["markdown", "text", "pdf", "image"]
+SourceInput = Union[str, os.PathLike, bytes, BytesIO]
+
+EXTENSION_KINDS: dict[str, SourceKind] = {
+    ".md": "markdown",
+    ".markdown": "markdown",
+    ".txt": "text",
+    ".text": "text",
+    ".pdf": "pdf",
+    ".png": "image",
+    ".jpg": "image",
+    ".jpeg": "image",
+    ".gif": "image",
+    ".bmp": "image",
+    ".webp": "image",
+    ".tif": "image",
+    ".tiff": "image",
+}
+
+CONTENT_TYPE_KINDS: dict[str, SourceKind] = {
+    "markdown": "markdown",
+    "md": "markdown",
+    "text/markdown": "markdown",
+    "text/x-markdown": "markdown",
+    "text": "text",
+    "txt": "text",
+    "text/plain": "text",
+    "pdf": "pdf",
+    "application/pdf": "pdf",
+    "image": "image",
+    "image/png": "image",
+    "image/jpeg": "image",
+    "image/gif": "image",
+    "image/bmp": "image",
+    "image/webp": "image",
+    "image/tiff": "image",
+}
+
+
+@dataclass(frozen=True)
+class Source:
+    """A resolved source: its kind, a display name, its extension and its bytes."""
+
+    kind: SourceKind
+    name: str
+    extension: str | None
+    data: bytes
+    path: Path | None = None
+
+
+def _kind_from_content_type(content_type: str) -> SourceKind:
+    kind = CONTENT_TYPE_KINDS.get(content_type.strip().lower())
+    if kind is None:
+        known = ", ".join(sorted(CONTENT_TYPE_KINDS))
+        raise UnsupportedFormatError(f"Content type {content_type!r} is not supported; use one of: {known}.")
+    return kind
+
+
+def _kind_from_path(path: Path) -> SourceKind:
+    kind = EXTENSION_KINDS.get(path.suffix.lower())
+    if kind is None:
+        known = " ".join(sorted(EXTENSION_KINDS))
+        raise UnsupportedFormatError(
+            f"Cannot index {path.name!r}: the extension {path.suffix or '(none)'!r} is not supported "
+            f"(supported: {known}); pass content_type= to say what the file holds."
+        )
+    return kind
+
+
+def resolve_source(source: SourceInput, content_type: str | None = None, name: str | None = None) -> Source:
+    """Work out what a source is and read its bytes.
+
+    A ``pathlib.Path`` is always a file. A ``str`` is a file path unless ``content_type`` is given and no
+    such file exists, in which case the string is the document itself. ``bytes`` and ``BytesIO`` are the
+    document's bytes and need ``content_type``.
+
+    Raises:
+        UnsupportedFormatError: the kind cannot be told or is not supported.
+        DocumentLoadError: the file does not exist or cannot be read.
+    """
+    if isinstance(source, (bytes, bytearray, BytesIO)):
+        if content_type is None:
+            raise UnsupportedFormatError("Pass content_type= (for example 'pdf' or 'markdown') with in-memory bytes.")
+        data = bytes(source.getvalue() if isinstance(source, BytesIO) else source)
+        return Source(_kind_from_content_type(content_type), name or "document", None, data)
+
+    if isinstance(source, str) and content_type is not None and not os.path.isfile(source):
+        kind = _kind_from_content_type(content_type)
+        return Source(kind, name or "document", None, source.encode("utf-8"))
+
+    if not isinstance(source, (str, os.PathLike)):
+        raise UnsupportedFormatError(
+            f"A source is a path, a string with content_type=, bytes or BytesIO; got {type(source).__name__}."
+        )
+    path = Path(source)
+    kind = _kind_from_content_type(content_type) if content_type is not None else _kind_from_path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise DocumentLoadError(f"No such file: {str(path)!r}.") from exc
+    except IsADirectoryError as exc:
+        raise DocumentLoadError(f"{str(path)!r} is a directory, not a document.") from exc
+    except OSError as exc:
+        raise DocumentLoadError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.") from exc
+    return Source(kind, name or path.stem, path.suffix.lower().lstrip(".") or None, data, path)
+
+
+def decode_text(source: Source) -> str:
+    """Decode a text source as UTF-8 (a byte-order mark is dropped), with newlines normalised to ``\\n``.
+
+    Raises:
+        DocumentLoadError: the bytes are binary or not UTF-8.
+        EmptyDocumentError: there is no text besides white space.
+    """
+    if b"\x00" in source.data:
+        raise DocumentLoadError(f"{source.name!r} looks binary (it contains NUL bytes), not {source.kind} text.")
+    try:
+        text = source.data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise DocumentLoadError(
+            f"{source.name!r} is not valid UTF-8 (byte {exc.start}); convert it to UTF-8 first."
+        ) from exc
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if not text.strip():
+        raise EmptyDocumentError(f"{source.name!r} is empty: there is no text to index.")
+    return text

@@ -1,0 +1,120 @@
+"""Human-readable views of a page index: a summary with counts, and the TOC as an indented tree."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO, Any
+
+from .model import Document, TocEntry
+
+__all__ = ["inspect", "print_toc_tree", "toc_tree_lines"]
+
+
+def toc_tree_lines(document: Document) -> list[str]:
+    """The TOC as lines indented two spaces per level, each with its pages (1-based, as users count).
+
+    An entry linked to a section that spans several pages shows the range (``pp. 3-5``), otherwise the
+    target page (``p. 3``), and the printed page number when it was read from a printed TOC.
+    """
+    children: dict[str | None, list[TocEntry]] = {}
+    for entry in document.toc:
+        children.setdefault(entry.parent_id, []).append(entry)
+    known = {entry.id for entry in document.toc}
+    spans = {section.id: (section.first_page, section.last_page) for section in document.sections()}
+    lines: list[str] = []
+
+    def walk(parent: str | None, depth: int) -> None:
+        for entry in children.get(parent, []):
+            span = spans.get(entry.target_section_id or "")
+            if span is not None and span[0] != span[1]:
+                where = f"pp. {span[0] + 1}-{span[1] + 1}"
+            elif entry.target_page is not None:
+                where = f"p. {entry.target_page + 1}"
+            else:
+                where = "p. ?"
+            if entry.printed_page is not None:
+                where += f" (printed {entry.printed_page})"
+            lines.append(f"{'  ' * depth}- {entry.title}  [{where}]")
+            walk(entry.id, depth + 1)
+
+    walk(None, 0)
+    # Entries whose parent is missing would be unreachable from the roots; show them rather than lose them.
+    for entry in document.toc:
+        if entry.parent_id is not None and entry.parent_id not in known:
+            lines.append(f"- {entry.title}")
+    return lines
+
+
+def print_toc_tree(document: Document, *, file: IO[str] | None = None) -> None:
+    """Print the TOC tree of a document (or ``(no table of contents)``).
+
+    Args:
+        document: The page index.
+        file: Where to print; standard output by default.
+    """
+    out = file if file is not None else sys.stdout
+    lines = toc_tree_lines(document)
+    print("\n".join(lines) if lines else "(no table of contents)", file=out)
+
+
+def inspect(
+    document_or_path: Document | str | os.PathLike[str], *, file: IO[str] | None = None, show_toc: bool = True
+) -> dict[str, Any]:
+    """Print a summary of a page index and return its figures.
+
+    Args:
+        document_or_path: A document, or the path of a saved ``.pageindex`` directory.
+        file: Where to print; standard output by default.
+        show_toc: Also print the TOC tree.
+
+    Returns:
+        ``name``, ``title``, ``pages``, ``source_pages``, ``nodes`` (total), ``node_counts`` (by type),
+        ``toc_entries``, ``sections`` (with 1-based page ranges) and ``has_abstract``.
+
+    Raises:
+        IndexFormatError: the path is not a valid page index.
+    """
+    if isinstance(document_or_path, Document):
+        document = document_or_path
+    else:
+        from .store import load_index
+
+        document = load_index(document_or_path)
+    out = file if file is not None else sys.stdout
+    counts = document.node_counts()
+    sections = document.sections()
+    stats: dict[str, Any] = {
+        "name": document.name,
+        "title": document.title,
+        "pages": len(document.pages),
+        "source_pages": document.source_page_count,
+        "nodes": sum(counts.values()),
+        "node_counts": dict(sorted(counts.items())),
+        "toc_entries": len(document.toc),
+        "sections": [
+            {"title": s.title, "level": s.level, "first_page": s.first_page + 1, "last_page": s.last_page + 1}
+            for s in sections
+        ],
+        "has_abstract": bool(document.abstract),
+    }
+    name = document.name + (f".{document.extension}" if document.extension else "")
+    print(f"Document: {name}", file=out)
+    print(f"Title:    {document.title or '(none)'}", file=out)
+    if document.author:
+        print(f"Author:   {document.author}", file=out)
+    pages_line = f"{stats['pages']}"
+    if document.source_page_count is not None and document.source_page_count != stats["pages"]:
+        pages_line += f" of {document.source_page_count} (selection)"
+    print(f"Pages:    {pages_line}", file=out)
+    count_text = ", ".join(f"{kind} {number}" for kind, number in stats["node_counts"].items()) or "none"
+    print(f"Nodes:    {stats['nodes']} ({count_text})", file=out)
+    print(f"Sections: {len(sections)}", file=out)
+    print(f"TOC:      {stats['toc_entries']} entries", file=out)
+    if document.abstract:
+        print(f"Abstract: {document.abstract}", file=out)
+    if show_toc:
+        print("", file=out)
+        print("Table of contents", file=out)
+        print_toc_tree(document, file=out)
+    return stats
