@@ -50,10 +50,10 @@ if TYPE_CHECKING:
     from .summary import inspect, print_toc_tree
 
 __all__ = [
-    "FORMAT_VERSION",
     "Document",
     "DocumentLoadError",
     "EmptyDocumentError",
+    "FORMAT_VERSION",
     "FooterNode",
     "HeaderNode",
     "HeadingNode",

@@ -34,15 +34,21 @@ def _parser() -> argparse.ArgumentParser:
         "(beside the file, or in --output).",
     )
     index.add_argument("files", nargs="+", metavar="FILE", help="documents to index (.md, .txt, ...)")
-    index.add_argument("-o", "--output", metavar="DIR", help="directory to write the <name>.pageindex/ folders into")
+    index.add_argument(
+        "-o", "--output", metavar="DIR", help="directory to write the <name>.pageindex/ folders into"
+    )
     index.add_argument("--pages", metavar="SPEC", help="1-based pages to index, e.g. '1-3,5,7-10'")
-    index.add_argument("--strategy", choices=("auto", "text", "vision"), default="auto", help="how PDF pages are read")
+    index.add_argument(
+        "--strategy", choices=("auto", "text", "vision"), default="auto", help="how PDF pages are read"
+    )
     index.add_argument("--model", help="litellm model name for the parts that need a model")
     index.add_argument("--parallel", type=int, default=3, metavar="N", help="pages sent to the model at once")
     index.add_argument("--json", action="store_true", help="print one JSON object per file instead of text")
 
     inspect = commands.add_parser(
-        "inspect", help="summarise a saved page index and print its TOC tree", description="Summarise a page index."
+        "inspect",
+        help="summarise a saved page index and print its TOC tree",
+        description="Summarise a page index.",
     )
     inspect.add_argument("path", metavar="PATH", help="a <name>.pageindex directory (or its document.json)")
     inspect.add_argument("--json", action="store_true", help="print the figures as JSON")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from extract_thinker import Contract
 from pydantic import BeforeValidator, Field, NonNegativeInt, model_validator
@@ -80,15 +80,21 @@ def level_number(level: str) -> int:
 
 
 class _NodeBase(Contract):
-    id: str = Field(min_length=1, description="Identifier, unique within the document (page-local in a model answer).")
-    parent_id: str | None = Field(default=None, description="Id of the enclosing section, or null at top level.")
+    id: str = Field(
+        min_length=1, description="Identifier, unique within the document (page-local in a model answer)."
+    )
+    parent_id: str | None = Field(
+        default=None, description="Id of the enclosing section, or null at top level."
+    )
 
 
 class SectionNode(_NodeBase):
     """A section: the container that a heading opens; content nodes point at it through ``parent_id``."""
 
     type: Literal["section"] = "section"
-    description: str | None = Field(default=None, description="Two or three sentences on what the section covers.")
+    description: str | None = Field(
+        default=None, description="Two or three sentences on what the section covers."
+    )
 
 
 class HeadingNode(_NodeBase):
@@ -105,7 +111,9 @@ class ParagraphNode(_NodeBase):
     type: Literal["paragraph"] = "paragraph"
     level: ParagraphLevel = "paragraph"
     content: str = Field(description="The exact text of the block.")
-    continuation: bool = Field(default=False, description="True when it continues a block from the previous page.")
+    continuation: bool = Field(
+        default=False, description="True when it continues a block from the previous page."
+    )
     group_id: str | None = None
 
 
@@ -126,7 +134,9 @@ class ImageNode(_NodeBase):
     kind: ImageKind = "other"
     bbox: BBox | None = None
     caption: str | None = None
-    description: str | None = Field(default=None, description="What the image shows, for a reader who cannot see it.")
+    description: str | None = Field(
+        default=None, description="What the image shows, for a reader who cannot see it."
+    )
     image_data: bytes | None = Field(default=None, exclude=True, repr=False)
     image_path: str | None = None
     continuation: bool = False
@@ -170,7 +180,10 @@ class MetadataNode(_NodeBase):
 
 
 class TocEntryNode(_NodeBase):
-    """A line read from a printed table of contents (model answers only; post-processing moves it to the TOC)."""
+    """A line read from a printed table of contents.
+
+    Only model answers hold these; post-processing moves them into the document's TOC.
+    """
 
     type: Literal["toc_entry"] = "toc_entry"
     title: str
@@ -180,17 +193,17 @@ class TocEntryNode(_NodeBase):
 
 #: Any node that can stand on a page of a document.
 Node = Annotated[
-    Union[
-        SectionNode,
-        HeadingNode,
-        ParagraphNode,
-        ListItemNode,
-        ImageNode,
-        TableNode,
-        HeaderNode,
-        FooterNode,
-        MetadataNode,
-    ],
+    (
+        SectionNode
+        | HeadingNode
+        | ParagraphNode
+        | ListItemNode
+        | ImageNode
+        | TableNode
+        | HeaderNode
+        | FooterNode
+        | MetadataNode
+    ),
     Field(discriminator="type"),
 ]
 
@@ -256,7 +269,8 @@ class Document(Contract):
     def _check_references(self) -> Document:
         if self.format_version != FORMAT_VERSION:
             raise ValueError(
-                f"format_version {self.format_version!r} is not supported (this version reads {FORMAT_VERSION!r})"
+                f"format_version {self.format_version!r} is not supported "
+                f"(this version reads {FORMAT_VERSION!r})"
             )
         _validate_structure(self)
         return self
@@ -387,16 +401,24 @@ def _validate_structure(document: Document) -> None:
     valid_pages = set(page_indices)
     for entry in entries.values():
         if entry.parent_id is not None and entry.parent_id not in entries:
-            raise ValueError(f"TOC entry {entry.id!r} has parent_id {entry.parent_id!r}, which is not an entry")
+            raise ValueError(
+                f"TOC entry {entry.id!r} has parent_id {entry.parent_id!r}, which is not an entry"
+            )
         if entry.target_section_id is not None and not isinstance(
             nodes.get(entry.target_section_id), SectionNode
         ):
             raise ValueError(
                 f"TOC entry {entry.id!r} targets section {entry.target_section_id!r}, which is not a section"
             )
-        if entry.target_page is not None and valid_pages and entry.target_page not in valid_pages:
-            if document.source_page_count is None or entry.target_page >= document.source_page_count:
-                raise ValueError(f"TOC entry {entry.id!r} targets page {entry.target_page}, outside the document")
+        page = entry.target_page
+        # A target may be an unselected page of the source, but never beyond the source.
+        if (
+            page is not None
+            and valid_pages
+            and page not in valid_pages
+            and (document.source_page_count is None or page >= document.source_page_count)
+        ):
+            raise ValueError(f"TOC entry {entry.id!r} targets page {page}, outside the document")
     _check_acyclic({entry_id: entry.parent_id for entry_id, entry in entries.items()}, "TOC entry")
 
 

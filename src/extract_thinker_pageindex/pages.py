@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import TypeVar, Union
+from typing import TypeVar
 
 from .errors import PageSpecError
 
@@ -20,7 +20,7 @@ __all__ = ["PageSpec", "filter_pages", "normalize_page_spec"]
 
 T = TypeVar("T")
 
-PageSpec = Union[int, tuple[int, int], Sequence[Union[int, tuple[int, int]]], str]
+PageSpec = int | tuple[int, int] | Sequence[int | tuple[int, int]] | str
 
 _STRING_ITEM = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
 

@@ -6,14 +6,14 @@ import os
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import Literal, Union
+from typing import Literal
 
 from .errors import DocumentLoadError, EmptyDocumentError, UnsupportedFormatError
 
 __all__ = ["SourceInput", "SourceKind", "decode_text", "resolve_source"]
 
 SourceKind = Literal["markdown", "text", "pdf", "image"]
-SourceInput = Union[str, os.PathLike, bytes, BytesIO]
+SourceInput = str | os.PathLike[str] | bytes | BytesIO
 
 EXTENSION_KINDS: dict[str, SourceKind] = {
     ".md": "markdown",
@@ -94,7 +94,9 @@ def resolve_source(source: SourceInput, content_type: str | None = None, name: s
     """
     if isinstance(source, (bytes, bytearray, BytesIO)):
         if content_type is None:
-            raise UnsupportedFormatError("Pass content_type= (for example 'pdf' or 'markdown') with in-memory bytes.")
+            raise UnsupportedFormatError(
+                "Pass content_type= (for example 'pdf' or 'markdown') with in-memory bytes."
+            )
         data = bytes(source.getvalue() if isinstance(source, BytesIO) else source)
         return Source(_kind_from_content_type(content_type), name or "document", None, data)
 
@@ -127,7 +129,9 @@ def decode_text(source: Source) -> str:
         EmptyDocumentError: there is no text besides white space.
     """
     if b"\x00" in source.data:
-        raise DocumentLoadError(f"{source.name!r} looks binary (it contains NUL bytes), not {source.kind} text.")
+        raise DocumentLoadError(
+            f"{source.name!r} looks binary (it contains NUL bytes), not {source.kind} text."
+        )
     try:
         text = source.data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

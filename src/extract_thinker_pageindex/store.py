@@ -69,7 +69,11 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def _is_page_index_dir(path: Path) -> bool:
-    return path.is_dir() and not path.is_symlink() and ((path / DOCUMENT_FILE).is_file() or not any(path.iterdir()))
+    return (
+        path.is_dir()
+        and not path.is_symlink()
+        and ((path / DOCUMENT_FILE).is_file() or not any(path.iterdir()))
+    )
 
 
 def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
@@ -144,18 +148,26 @@ def _format_validation_error(exc: ValidationError) -> str:
 
 def _read_image(root: Path, relative: str, node_id: str) -> bytes:
     if not isinstance(relative, str) or not relative or os.path.isabs(relative) or "\\" in relative:
-        raise IndexFormatError(f"Node {node_id!r} has image path {relative!r}; it must be relative to the index.")
+        raise IndexFormatError(
+            f"Node {node_id!r} has image path {relative!r}; it must be relative to the index."
+        )
     parts = Path(relative).parts
     if ".." in parts:
-        raise IndexFormatError(f"Node {node_id!r} has image path {relative!r}, which leaves the index directory.")
+        raise IndexFormatError(
+            f"Node {node_id!r} has image path {relative!r}, which leaves the index directory."
+        )
     candidate = root / relative
     current = root
     for part in parts:
         current = current / part
         if current.is_symlink():
-            raise IndexFormatError(f"Node {node_id!r} has image path {relative!r} through a symbolic link; refused.")
+            raise IndexFormatError(
+                f"Node {node_id!r} has image path {relative!r} through a symbolic link; refused."
+            )
     if not str(candidate.resolve()).startswith(str(root.resolve()) + os.sep):
-        raise IndexFormatError(f"Node {node_id!r} has image path {relative!r}, which leaves the index directory.")
+        raise IndexFormatError(
+            f"Node {node_id!r} has image path {relative!r}, which leaves the index directory."
+        )
     try:
         return candidate.read_bytes()
     except FileNotFoundError as exc:
@@ -195,18 +207,23 @@ def load_index(path: str | os.PathLike[str]) -> Document:
     version = data.get("format_version")
     if version != FORMAT_VERSION:
         raise IndexFormatError(
-            f"{str(document_file)!r} has format_version {version!r}; this version of extract-thinker-pageindex "
+            f"{str(document_file)!r} has format_version {version!r}; this version of "
+            "extract-thinker-pageindex "
             f"reads {FORMAT_VERSION!r}. Rebuild the index with index_document()."
         )
     try:
         document = Document.model_validate(data)
     except ValidationError as exc:
-        raise IndexFormatError(f"{str(document_file)!r} is not a valid page index: {_format_validation_error(exc)}") from exc
+        raise IndexFormatError(
+            f"{str(document_file)!r} is not a valid page index: {_format_validation_error(exc)}"
+        ) from exc
 
     for page in document.pages:
         for node in page.nodes:
             if isinstance(node, (ImageNode, TableNode)):
-                node.image_data = None if node.image_path is None else _read_image(root, node.image_path, node.id)
+                node.image_data = (
+                    None if node.image_path is None else _read_image(root, node.image_path, node.id)
+                )
     return document
 
 
@@ -229,9 +246,8 @@ def index_document(
     """
     from .build import build_index
 
-    if output is None and not os.path.isfile(path):
-        if options.get("content_type") is not None:
-            raise ValueError("index_document() needs output= when the source is a string, not a file.")
+    if output is None and not os.path.isfile(path) and options.get("content_type") is not None:
+        raise ValueError("index_document() needs output= when the source is a string, not a file.")
     document = build_index(path, **options)
     target = Path(output) if output is not None else default_output_path(path)
     save_index(document, target)

@@ -51,7 +51,7 @@ def toc_from_sections(pages: Sequence[Page]) -> list[TocEntry]:
                 description=node.description,
                 target_page=page.index,
                 target_section_id=node.id,
-                level=f"l{depth}",  # type: ignore[arg-type]
+                level=f"l{depth}",
             )
             entries.append(entry)
             entry_of_section[node.id] = entry
