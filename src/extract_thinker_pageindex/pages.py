@@ -22,7 +22,8 @@ T = TypeVar("T")
 
 PageSpec = int | tuple[int, int] | Sequence[int | tuple[int, int]] | str
 
-_STRING_ITEM = re.compile(r"^\s*(\d+)\s*(?:-\s*(\d+)\s*)?$")
+# ASCII digits only, and few enough that int() never refuses them (Python caps int parsing at 4300 digits).
+_STRING_ITEM = re.compile(r"^\s*([0-9]{1,12})\s*(?:-\s*([0-9]{1,12})\s*)?$")
 
 
 def _as_page_number(value: object, spec: object) -> int:

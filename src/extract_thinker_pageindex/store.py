@@ -12,6 +12,7 @@ import ctypes.util
 import json
 import os
 import shutil
+import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,21 @@ def _is_page_index_dir(path: Path) -> bool:
     )
 
 
+STALE_SECONDS = 3600
+
+
+def _remove_stale_staging(target: Path) -> None:
+    """Remove staging folders that a crashed save left beside ``target`` (old enough to be nobody's)."""
+    cutoff = time.time() - STALE_SECONDS
+    for pattern in (f".{target.name}.tmp-*", f".{target.name}.old-*"):
+        for leftover in target.parent.glob(pattern):
+            try:
+                if leftover.is_dir() and not leftover.is_symlink() and leftover.stat().st_mtime < cutoff:
+                    shutil.rmtree(leftover, ignore_errors=True)
+            except OSError:
+                continue
+
+
 def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     """Write a document to a ``.pageindex`` directory, replacing an existing index atomically.
 
@@ -92,6 +108,9 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     Raises:
         OutputExistsError: ``output`` exists and is not a page index directory (it is never replaced).
         OSError: the directory cannot be written.
+
+    A crash mid-save can leave a ``.<name>.pageindex.tmp-*`` folder beside the target; the next save removes
+    such folders once they are an hour old.
     """
     target = Path(output)
     if target.exists() and not _is_page_index_dir(target):
@@ -99,6 +118,7 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
             f"{str(target)!r} exists and is not a page index directory; choose another output path."
         )
     target.parent.mkdir(parents=True, exist_ok=True)
+    _remove_stale_staging(target)
     staging = target.with_name(f".{target.name}.tmp-{uuid.uuid4().hex[:12]}")
     staging.mkdir()
     try:
@@ -156,6 +176,8 @@ def _read_image(root: Path, relative: str, node_id: str) -> bytes:
         raise IndexFormatError(
             f"Node {node_id!r} has image path {relative!r}, which leaves the index directory."
         )
+    if len(parts) != 2 or parts[0] != IMAGES_DIR:
+        raise IndexFormatError(f"Node {node_id!r} has image path {relative!r}; images live in {IMAGES_DIR}/.")
     candidate = root / relative
     current = root
     for part in parts:

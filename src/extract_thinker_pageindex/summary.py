@@ -110,7 +110,8 @@ def inspect(
     count_text = ", ".join(f"{kind} {number}" for kind, number in stats["node_counts"].items()) or "none"
     print(f"Nodes:    {stats['nodes']} ({count_text})", file=out)
     print(f"Sections: {len(sections)}", file=out)
-    print(f"TOC:      {stats['toc_entries']} entries", file=out)
+    entries = stats["toc_entries"]
+    print(f"TOC:      {entries} {'entry' if entries == 1 else 'entries'}", file=out)
     if document.abstract:
         print(f"Abstract: {document.abstract}", file=out)
     if show_toc:
