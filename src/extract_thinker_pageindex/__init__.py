@@ -27,6 +27,8 @@ if TYPE_CHECKING:
         RetrieverClosedError,
         UnsupportedFormatError,
     )
+    from .loaders.pymupdf import DocumentLoaderPyMuPDF
+    from .loaders.rag import DocumentLoaderRAG
     from .model import (
         FORMAT_VERSION,
         Document,
@@ -46,12 +48,15 @@ if TYPE_CHECKING:
         TocEntryNode,
     )
     from .pages import filter_pages, normalize_page_spec
+    from .retrieval.sqlite import PageMatch, SQLitePageRetriever, query_words
     from .store import index_document, load_index, save_index
     from .summary import inspect, print_toc_tree
 
 __all__ = [
     "Document",
     "DocumentLoadError",
+    "DocumentLoaderPyMuPDF",
+    "DocumentLoaderRAG",
     "EmptyDocumentError",
     "FORMAT_VERSION",
     "FooterNode",
@@ -69,9 +74,11 @@ __all__ = [
     "Page",
     "PageIndexError",
     "PageIndexWarning",
+    "PageMatch",
     "PageSpecError",
     "ParagraphNode",
     "RetrieverClosedError",
+    "SQLitePageRetriever",
     "SectionInfo",
     "SectionNode",
     "TableNode",
@@ -86,6 +93,7 @@ __all__ = [
     "load_index",
     "normalize_page_spec",
     "print_toc_tree",
+    "query_words",
     "save_index",
 ]
 
@@ -98,6 +106,11 @@ _LOCATIONS = {
     "load_index": ".store",
     "save_index": ".store",
     "inspect": ".summary",
+    "DocumentLoaderPyMuPDF": ".loaders.pymupdf",
+    "DocumentLoaderRAG": ".loaders.rag",
+    "PageMatch": ".retrieval.sqlite",
+    "SQLitePageRetriever": ".retrieval.sqlite",
+    "query_words": ".retrieval.sqlite",
     "print_toc_tree": ".summary",
     **{
         name: ".errors"

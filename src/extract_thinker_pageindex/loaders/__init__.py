@@ -1,0 +1,1 @@
+"""Document loaders that follow ExtractThinker's loader protocol."""

@@ -1,0 +1,487 @@
+"""``SQLitePageRetriever``: pages of many documents in one SQLite FTS5 index, searched one document at a time.
+
+Ranking. FTS5's ``bm25()`` has two flaws for page retrieval inside one long document: its IDF is computed
+over the whole table (every document sharing the file), and it is floored at ~0 for a term on half the rows
+or more, so a decisive but common word ("revenue" in a 10-K) scores nothing. This retriever keeps FTS5 for
+what it does well (Porter stemming, Unicode folding, postings, the BM25 term-frequency saturation and length
+normalisation, heading-column weights) and replaces the IDF: for each query term it runs one scoped FTS5
+query, divides FTS5's own IDF back out of ``bm25()``, and multiplies by a Lucene-style IDF computed over the
+pages of the searched document only::
+
+    score(page) = sum over query terms t of  idf_doc(t) * tf_part(t, page)
+    idf_doc(t)  = ln(1 + (N_doc - n_doc(t) + 0.5) / (n_doc(t) + 0.5))
+
+Each pair of adjacent query words that also stand within two tokens of each other on a page ("statement
+of cash flows" for the query "statement cash flows") adds a proximity bonus in the spirit of the sequential
+dependence model: ``idf_doc(pair)`` times the tf part of those near occurrences. Queries drop English
+stop words. Scores are negated so that, as in FTS5, lower ranks first.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+import re
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+from ..errors import IndexFormatError, NoMatchError, PageIndexError, RetrieverClosedError
+from .stopwords import ENGLISH_STOP_WORDS
+
+__all__ = ["PageMatch", "SQLitePageRetriever", "page_text_fields", "query_words"]
+
+SCHEMA_VERSION = "1"
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+#: Column weights inside the BM25 term frequency: body text, heading path, section descriptions.
+DEFAULT_WEIGHTS = (1.0, 2.0, 1.0)
+#: Weight of a pair of adjacent query words found near each other on a page, relative to one term.
+PAIR_WEIGHT = 1.0
+#: How many tokens may stand between the two words of a pair (room for the stop words the query lost).
+PAIR_DISTANCE = 2
+MAX_QUERY_WORDS = 64
+MAX_WORD_LENGTH = 64
+
+# A word as FTS5's unicode61 tokenizer sees one: a run of letters and digits.
+_WORD = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True)
+class PageMatch:
+    """A page found by a search.
+
+    Attributes:
+        page_number: 1-based position of the page in the list that was indexed.
+        score: BM25 score; lower ranks first (the FTS5 convention).
+    """
+
+    page_number: int
+    score: float
+
+
+def query_words(query: str) -> list[str]:
+    """The searchable words of a query: lower-cased letter and digit runs, without stop words or repeats.
+
+    Nothing in the query is ever interpreted as FTS5 or SQL syntax: quotes, ``NEAR``, ``*``, ``:``, ``-``,
+    ``AND`` and parentheses are just text, and text that is no word is dropped.
+    """
+    words: list[str] = []
+    seen: set[str] = set()
+    for match in _WORD.finditer(query.lower()):
+        word = match.group(0)
+        if word in ENGLISH_STOP_WORDS or len(word) > MAX_WORD_LENGTH or word in seen:
+            continue
+        seen.add(word)
+        words.append(word)
+        if len(words) >= MAX_QUERY_WORDS:
+            break
+    return words
+
+
+def _flatten(value: Any, out: list[str]) -> None:
+    if value is None:
+        return
+    if isinstance(value, str):
+        if value.strip():
+            out.append(value)
+    elif isinstance(value, Mapping):
+        for item in value.values():
+            _flatten(item, out)
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            _flatten(item, out)
+    elif isinstance(value, (int, float)) and not isinstance(value, bool):
+        out.append(str(value))
+
+
+def page_text_fields(page: Mapping[str, Any] | str) -> tuple[str, str, str]:
+    """The text a page contributes to the index: ``(body, headings, descriptions)``.
+
+    The body is ``content`` plus whatever of ``markdown``, ``tables`` and ``forms`` is not already in it (so
+    no text is counted twice); headings are the page's ``sections`` titles; descriptions are the
+    ``section_descriptions``. Images and other keys are ignored.
+    """
+    if isinstance(page, str):
+        return page, "", ""
+    content = page.get("content")
+    body_parts = [content] if isinstance(content, str) and content.strip() else []
+    markdown = page.get("markdown")
+    if (
+        isinstance(markdown, str)
+        and markdown.strip()
+        and (not body_parts or markdown.strip() not in body_parts[0])
+    ):
+        body_parts.append(markdown)
+    joined = "\n".join(body_parts)
+    for key in ("tables", "forms"):
+        extra: list[str] = []
+        _flatten(page.get(key), extra)
+        missing = [text for text in extra if text not in joined]
+        if missing:
+            body_parts.append("\n".join(missing))
+    headings: list[str] = []
+    _flatten(page.get("sections"), headings)
+    descriptions: list[str] = []
+    _flatten(page.get("section_descriptions"), descriptions)
+    return "\n".join(body_parts), "\n".join(headings), "\n".join(descriptions)
+
+
+def _idf(pages: int, hits: int) -> float:
+    """Lucene's BM25 IDF over the pages of one document: always positive, largest for rare words."""
+    return math.log(1.0 + (pages - hits + 0.5) / (hits + 0.5))
+
+
+def _quote(text: str) -> str:
+    """An FTS5 string literal: the text inside double quotes, quotes doubled. Never an operator."""
+    return '"' + text.replace('"', '""') + '"'
+
+
+class SQLitePageRetriever:
+    """A local full-text index of document pages, on SQLite FTS5.
+
+    Args:
+        path: ``":memory:"`` (the default) for an index that lives as long as the object, or a file path
+            for one that persists and can be shared by several processes.
+        timeout: Seconds to wait for another process's write lock before giving up.
+
+    Thread and process rules: one retriever may be shared by any number of threads (calls are serialised
+    on one connection); several processes may open the same file (WAL journal, busy timeout). Re-indexing
+    a ``doc_id`` replaces its pages in one transaction, so a search sees the old pages or the new ones,
+    never a mix. Use it as a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, timeout: float = 30.0) -> None:
+        self.path = str(path)
+        self._lock = threading.RLock()
+        self._closed = False
+        self._stems: dict[str, tuple[str, ...]] = {}
+        try:
+            self._conn = sqlite3.connect(
+                self.path, timeout=timeout, check_same_thread=False, isolation_level=None
+            )
+        except sqlite3.Error as exc:
+            raise PageIndexError(f"Cannot open retriever database {self.path!r}: {exc}.") from exc
+        try:
+            self._setup(timeout)
+        except sqlite3.DatabaseError as exc:
+            self._conn.close()
+            self._closed = True
+            raise IndexFormatError(f"{self.path!r} is not a page retriever database: {exc}.") from exc
+
+    # -- lifecycle ------------------------------------------------------------------------------------
+
+    def _setup(self, timeout: float) -> None:
+        conn = self._conn
+        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
+        if self.path != ":memory:" and not self.path.startswith("file::memory:"):
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+        with self._write():
+            conn.execute("CREATE TABLE IF NOT EXISTS pi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+            row = conn.execute("SELECT value FROM pi_meta WHERE key = 'schema_version'").fetchone()
+            if row is not None and row[0] != SCHEMA_VERSION:
+                raise IndexFormatError(
+                    f"{self.path!r} holds a retriever index of schema version {row[0]}; this version reads "
+                    f"{SCHEMA_VERSION}. Delete the file to rebuild it."
+                )
+            conn.execute("INSERT OR IGNORE INTO pi_meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS pi_docs ("
+                " doc_id TEXT PRIMARY KEY, first_row INTEGER NOT NULL, page_count INTEGER NOT NULL,"
+                " indexed_at REAL NOT NULL)"
+            )
+            conn.execute(
+                "CREATE VIRTUAL TABLE IF NOT EXISTS pi_fts USING fts5("
+                f"body, headings, descriptions, tokenize = '{TOKENIZER}')"
+            )
+            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS pi_vocab USING fts5vocab(pi_fts, row)")
+        # A scratch table in the connection's private temp schema: FTS5 tokenizes query words here, so
+        # query and pages are stemmed by the very same tokenizer. Nothing is written to the file.
+        conn.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.pi_query USING fts5(t, tokenize = '{TOKENIZER}')"
+        )
+        conn.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pi_query_terms "
+            "USING fts5vocab('temp', 'pi_query', 'instance')"
+        )
+
+    def close(self) -> None:
+        """Close the database connection; further calls raise ``RetrieverClosedError``. Idempotent."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                self._conn.close()
+
+    def __enter__(self) -> SQLitePageRetriever:
+        self._check_open()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else "open"
+        return f"SQLitePageRetriever({self.path!r}, {state})"
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise RetrieverClosedError("This SQLitePageRetriever is closed; create a new one.")
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One write transaction, taken with the write lock up front so concurrent writers queue cleanly."""
+        conn = self._conn
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield conn
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        """One read transaction: every statement inside sees the same snapshot."""
+        conn = self._conn
+        conn.execute("BEGIN")
+        try:
+            yield conn
+        finally:
+            conn.execute("COMMIT")
+
+    # -- writing --------------------------------------------------------------------------------------
+
+    def index(self, doc_id: str, pages: Sequence[Mapping[str, Any] | str]) -> None:
+        """Index the pages of a document, atomically replacing any pages indexed under ``doc_id`` before.
+
+        Args:
+            doc_id: Any string naming the document.
+            pages: Page dicts as framework loaders return them (``content``, ``markdown``, ``tables``,
+                ``forms``, ``sections``...) or plain strings, in document order. Only text is stored.
+
+        Raises:
+            RetrieverClosedError: the retriever is closed.
+            TypeError: ``doc_id`` is not a string.
+        """
+        if not isinstance(doc_id, str):
+            raise TypeError(f"doc_id must be a string, got {type(doc_id).__name__}.")
+        rows = [page_text_fields(page) for page in pages]
+        with self._lock:
+            self._check_open()
+            with self._write() as conn:
+                self._delete(conn, doc_id)
+                (first_row,) = conn.execute(
+                    "SELECT coalesce(max(first_row + page_count), 1) FROM pi_docs"
+                ).fetchone()
+                conn.executemany(
+                    "INSERT INTO pi_fts (rowid, body, headings, descriptions) VALUES (?, ?, ?, ?)",
+                    [(first_row + position, *fields) for position, fields in enumerate(rows)],
+                )
+                conn.execute(
+                    "INSERT INTO pi_docs (doc_id, first_row, page_count, indexed_at) VALUES (?, ?, ?, ?)",
+                    (doc_id, first_row, len(rows), time.time()),
+                )
+
+    @staticmethod
+    def _delete(conn: sqlite3.Connection, doc_id: str) -> bool:
+        row = conn.execute("SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (doc_id,)).fetchone()
+        if row is None:
+            return False
+        first_row, page_count = row
+        conn.execute(
+            "DELETE FROM pi_fts WHERE rowid BETWEEN ? AND ?", (first_row, first_row + page_count - 1)
+        )
+        conn.execute("DELETE FROM pi_docs WHERE doc_id = ?", (doc_id,))
+        return True
+
+    def delete(self, doc_id: str) -> bool:
+        """Remove a document's pages. Returns whether the document was indexed."""
+        with self._lock:
+            self._check_open()
+            with self._write() as conn:
+                return self._delete(conn, doc_id)
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    def __contains__(self, doc_id: object) -> bool:
+        if not isinstance(doc_id, str):
+            return False
+        with self._lock:
+            self._check_open()
+            row = self._conn.execute("SELECT 1 FROM pi_docs WHERE doc_id = ?", (doc_id,)).fetchone()
+        return row is not None
+
+    def page_count(self, doc_id: str) -> int:
+        """How many pages are indexed under ``doc_id``.
+
+        Raises:
+            NoMatchError: the document is not indexed.
+        """
+        with self._lock:
+            self._check_open()
+            row = self._conn.execute("SELECT page_count FROM pi_docs WHERE doc_id = ?", (doc_id,)).fetchone()
+        if row is None:
+            raise NoMatchError(f"Document {doc_id!r} is not indexed; index it before searching it.")
+        return int(row[0])
+
+    def doc_ids(self) -> list[str]:
+        """Every indexed document id, sorted."""
+        with self._lock:
+            self._check_open()
+            return [row[0] for row in self._conn.execute("SELECT doc_id FROM pi_docs ORDER BY doc_id")]
+
+    def _stem(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """FTS5's own tokens for each word (usually one stem), cached per retriever."""
+        missing = [word for word in words if word not in self._stems]
+        if missing:
+            conn = self._conn
+            conn.executemany(
+                "INSERT INTO temp.pi_query (rowid, t) VALUES (?, ?)",
+                [(number, word) for number, word in enumerate(missing, start=1)],
+            )
+            tokens: dict[int, list[tuple[int, str]]] = {}
+            for doc, term, offset in conn.execute("SELECT doc, term, offset FROM temp.pi_query_terms"):
+                tokens.setdefault(doc, []).append((offset, term))
+            conn.execute("DELETE FROM temp.pi_query")
+            if len(self._stems) > 50_000:
+                self._stems.clear()
+            for number, word in enumerate(missing, start=1):
+                self._stems[word] = tuple(term for _, term in sorted(tokens.get(number, [])))
+        return {word: self._stems[word] for word in words}
+
+    def search(self, doc_id: str, query: str, max_pages: int = 3) -> list[PageMatch]:
+        """The pages of one document that best match a query, best first.
+
+        Args:
+            doc_id: The document to search (as given to :meth:`index`).
+            query: Free text; its words are OR-ed together. No syntax is interpreted.
+            max_pages: How many matches to return at most.
+
+        Returns:
+            Up to ``max_pages`` matches, best first (lowest score first); empty when no page holds any
+            query word.
+
+        Raises:
+            NoMatchError: ``doc_id`` is not indexed.
+            RetrieverClosedError: the retriever is closed.
+            ValueError: ``max_pages`` is not a positive whole number.
+        """
+        if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
+            raise ValueError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}.")
+        words = query_words(query)
+        with self._lock:
+            self._check_open()
+            stems = self._stem(words)
+            with self._read() as conn:
+                row = conn.execute(
+                    "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (doc_id,)
+                ).fetchone()
+                if row is None:
+                    raise NoMatchError(f"Document {doc_id!r} is not indexed; index it before searching it.")
+                first_row, page_count = row
+                if not words or page_count == 0:
+                    return []
+                scores = self._score(conn, words, stems, first_row, page_count)
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:max_pages]
+        return [
+            PageMatch(page_number=rowid - first_row + 1, score=-round(score, 6)) for rowid, score in ranked
+        ]
+
+    def _score(
+        self,
+        conn: sqlite3.Connection,
+        words: Sequence[str],
+        stems: Mapping[str, tuple[str, ...]],
+        first_row: int,
+        page_count: int,
+    ) -> dict[int, float]:
+        (total_rows,) = conn.execute("SELECT coalesce(sum(page_count), 0) FROM pi_docs").fetchone()
+        last_row = first_row + page_count - 1
+        weights = ", ".join(str(weight) for weight in DEFAULT_WEIGHTS)
+        sql = (
+            f"SELECT rowid, bm25(pi_fts, {weights}) FROM pi_fts "
+            "WHERE pi_fts MATCH ? AND rowid BETWEEN ? AND ?"
+        )
+
+        # One FTS5 query per distinct stem (several query words may share one).
+        terms: dict[tuple[str, ...], str] = {}
+        for word in words:
+            tokens = stems.get(word, ())
+            if tokens and tokens not in terms:
+                terms[tokens] = _quote(word)
+        # Adjacent query words, as unordered near-pairs, for the proximity bonus.
+        pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
+        ordered = [word for word in words if stems.get(word)]
+        for left, right in itertools.pairwise(ordered):
+            key = (stems[left], stems[right])
+            if key not in pairs and key[0] != key[1]:
+                pairs[key] = f"NEAR({_quote(left)} {_quote(right)}, {PAIR_DISTANCE})"
+
+        scores: dict[int, float] = {}
+        fts_idfs: dict[tuple[str, ...], float] = {}
+        for tokens, expression in terms.items():
+            rows = conn.execute(sql, (expression, first_row, last_row)).fetchall()
+            if not rows:
+                continue
+            fts_idfs[tokens] = fts_idf = self._fts_idf(conn, tokens, expression, total_rows)
+            idf = _idf(page_count, len(rows))
+            for rowid, bm25 in rows:
+                # bm25() is -(FTS5 idf) * (weighted, saturated, length-normalised tf): keep only the tf part.
+                scores[rowid] = scores.get(rowid, 0.0) + idf * (-bm25 / fts_idf)
+        for (left_stem, right_stem), expression in pairs.items():
+            if left_stem not in fts_idfs or right_stem not in fts_idfs:
+                continue  # a word of the pair is on no page of this document
+            rows = conn.execute(sql, (expression, first_row, last_row)).fetchall()
+            if not rows:
+                continue
+            # bm25() of a NEAR query sums idf * tf over its two words, counting only the near occurrences;
+            # dividing by the sum of their FTS5 IDFs gives the IDF-weighted mean of those two tf parts.
+            idf = PAIR_WEIGHT * _idf(page_count, len(rows))
+            divisor = fts_idfs[left_stem] + fts_idfs[right_stem]
+            for rowid, bm25 in rows:
+                scores[rowid] = scores.get(rowid, 0.0) + idf * (-bm25 / divisor)
+        return scores
+
+    @staticmethod
+    def _fts_idf(
+        conn: sqlite3.Connection, tokens: tuple[str, ...], expression: str, total_rows: int
+    ) -> float:
+        """The IDF that FTS5's bm25() used for a term: over the whole table, floored at 1e-6."""
+        if len(tokens) == 1:
+            row = conn.execute("SELECT doc FROM pi_vocab WHERE term = ?", tokens).fetchone()
+            hits = int(row[0]) if row is not None else 0
+        else:
+            (hits,) = conn.execute(
+                "SELECT count(*) FROM pi_fts WHERE pi_fts MATCH ?", (expression,)
+            ).fetchone()
+        idf = math.log((total_rows - hits + 0.5) / (hits + 0.5))
+        return idf if idf > 0.0 else 1e-6
+
+    def snippet(self, doc_id: str, page_number: int, query: str, *, words: int = 24) -> str:
+        """A short extract of a page around the query's words, matched words wrapped in ``[`` ``]``.
+
+        Returns an empty string when the page holds none of the words.
+        """
+        terms = query_words(query)
+        if not terms:
+            return ""
+        expression = " OR ".join(_quote(term) for term in terms)
+        with self._lock:
+            self._check_open()
+            row = self._conn.execute(
+                "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (doc_id,)
+            ).fetchone()
+            if row is None or not 1 <= page_number <= row[1]:
+                return ""
+            found = self._conn.execute(
+                "SELECT snippet(pi_fts, -1, '[', ']', '…', ?) FROM pi_fts WHERE pi_fts MATCH ? AND rowid = ?",
+                (max(1, min(words, 64)), expression, row[0] + page_number - 1),
+            ).fetchone()
+        return " ".join(found[0].split()) if found else ""
