@@ -26,7 +26,7 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from extract_thinker_pageindex import DocumentLoaderPyMuPDF, SQLitePageRetriever  # noqa: E402
+from extract_thinker_pageindex import DocumentLoaderPyMuPDF, SQLitePageRetriever
 
 KS = (1, 3, 5, 10)
 Ranker = Callable[[str, str, int], list[int]]  # (doc_name, question, k) -> 1-based page numbers
@@ -78,10 +78,13 @@ class PlainFTS5:
 
     def __init__(self, texts: dict[str, list[str]]) -> None:
         self.conn = sqlite3.connect(":memory:")
-        self.conn.execute("CREATE VIRTUAL TABLE pages USING fts5(doc UNINDEXED, page UNINDEXED, body, tokenize='porter')")
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE pages USING fts5(doc UNINDEXED, page UNINDEXED, body, tokenize='porter')"
+        )
         for name, pages in texts.items():
             self.conn.executemany(
-                "INSERT INTO pages VALUES (?, ?, ?)", [(name, number, text) for number, text in enumerate(pages, 1)]
+                "INSERT INTO pages VALUES (?, ?, ?)",
+                [(name, number, text) for number, text in enumerate(pages, 1)],
             )
 
     def rank(self, doc: str, question: str, k: int) -> list[int]:
@@ -116,7 +119,7 @@ class BM25S:
         index, count = self.indexes[doc]
         tokens = self.bm25s.tokenize([question], stopwords="en", stemmer=self.stemmer, show_progress=False)
         results, scores = index.retrieve(tokens, k=min(k, count), show_progress=False)
-        return [int(page) + 1 for page, score in zip(results[0], scores[0]) if score > 0]
+        return [int(page) + 1 for page, score in zip(results[0], scores[0], strict=True) if score > 0]
 
 
 def evaluate(system: object, questions: list[dict]) -> tuple[dict[int, float], float]:
@@ -172,9 +175,7 @@ def main() -> None:
     ours = results[OurRetriever.name]
     for name, recall in results.items():
         if name != OurRetriever.name:
-            ratios = "  ".join(
-                f"@{k} {ours[k] / recall[k]:.2f}x" if recall[k] else f"@{k} n/a" for k in KS
-            )
+            ratios = "  ".join(f"@{k} {ours[k] / recall[k]:.2f}x" if recall[k] else f"@{k} n/a" for k in KS)
             print(f"  ours / {name}: {ratios}")
 
     # Latency on a long document: the first 300 pages of the longest one, every question as a query.

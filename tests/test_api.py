@@ -13,6 +13,8 @@ from extract_thinker_pageindex import errors
 EXPECTED = [
     "Document",
     "DocumentLoadError",
+    "DocumentLoaderPyMuPDF",
+    "DocumentLoaderRAG",
     "EmptyDocumentError",
     "FORMAT_VERSION",
     "FooterNode",
@@ -20,6 +22,7 @@ EXPECTED = [
     "HeadingNode",
     "ImageNode",
     "IndexFormatError",
+    "InvalidOptionError",
     "LLMExtractionError",
     "ListItemNode",
     "MetadataNode",
@@ -30,9 +33,11 @@ EXPECTED = [
     "Page",
     "PageIndexError",
     "PageIndexWarning",
+    "PageMatch",
     "PageSpecError",
     "ParagraphNode",
     "RetrieverClosedError",
+    "SQLitePageRetriever",
     "SectionInfo",
     "SectionNode",
     "TableNode",
@@ -47,6 +52,7 @@ EXPECTED = [
     "load_index",
     "normalize_page_spec",
     "print_toc_tree",
+    "query_words",
     "save_index",
 ]
 
@@ -82,6 +88,7 @@ def test_import_is_lazy() -> None:
     ("error", "builtin"),
     [
         (errors.UnsupportedFormatError, ValueError),
+        (errors.InvalidOptionError, ValueError),
         (errors.DocumentLoadError, ValueError),
         (errors.EmptyDocumentError, errors.DocumentLoadError),
         (errors.PageSpecError, ValueError),

@@ -1,7 +1,7 @@
 """The ``extract-thinker-pageindex`` command: argument parsing, output and error-to-exit-code mapping.
 
-Exit codes: 0 success; 1 a document could not be processed (the others still are); 2 bad usage;
-130 interrupted.
+Exit codes: 0 success; 1 a document could not be processed (the others still are) or a search found
+nothing; 2 bad usage; 130 interrupted.
 """
 
 from __future__ import annotations
@@ -44,6 +44,20 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--model", help="litellm model name for the parts that need a model")
     index.add_argument("--parallel", type=int, default=3, metavar="N", help="pages sent to the model at once")
     index.add_argument("--json", action="store_true", help="print one JSON object per file instead of text")
+
+    search = commands.add_parser(
+        "search",
+        help="find the pages of a document that best match a query",
+        description="Rank the pages of FILE against a query with the SQLite FTS5 retriever and print "
+        "the best ones with a snippet (matched words in [brackets]).",
+    )
+    search.add_argument("file", metavar="FILE", help="a PDF, Markdown or text file")
+    search.add_argument("-q", "--query", required=True, help="words to look for (OR-ed; no syntax)")
+    search.add_argument(
+        "-n", "--max-pages", type=int, default=3, metavar="N", help="how many pages (default 3)"
+    )
+    search.add_argument("--password", help="password of an encrypted PDF")
+    search.add_argument("--json", action="store_true", help="print the matches as JSON")
 
     inspect = commands.add_parser(
         "inspect",
@@ -103,6 +117,57 @@ def _run_index(args: argparse.Namespace) -> int:
     return status
 
 
+def _search_pages(file: str, password: str | None) -> list[dict[str, Any]]:
+    """The pages of a file as page dicts: PyMuPDF for PDFs, the page index for Markdown and text."""
+    if Path(file).suffix.lower() == ".pdf":
+        from .loaders.pymupdf import DocumentLoaderPyMuPDF
+
+        return DocumentLoaderPyMuPDF(password=password).load(file)
+    from .build import build_index
+
+    document = build_index(file)
+    pages: list[dict[str, Any]] = [{"content": ""} for _ in range(document.source_page_count or 0)]
+    for page in document.pages:
+        texts = [getattr(node, "content", "") for node in page.nodes]
+        pages[page.index] = {"content": "\n\n".join(text for text in texts if text)}
+    return pages
+
+
+def _run_search(args: argparse.Namespace) -> int:
+    from .errors import PageIndexError
+    from .loaders.rag import document_id
+    from .retrieval.sqlite import SQLitePageRetriever
+
+    if args.max_pages < 1:
+        _error("--max-pages must be at least 1")
+        return EXIT_USAGE
+    try:
+        pages = _search_pages(args.file, args.password)
+        with SQLitePageRetriever() as retriever:
+            doc_id = document_id(pages)
+            retriever.index(doc_id, pages)
+            matches = retriever.search(doc_id, args.query, max_pages=args.max_pages)
+            found = [
+                {
+                    "page_number": match.page_number,
+                    "score": match.score,
+                    "snippet": retriever.snippet(doc_id, match.page_number, args.query),
+                }
+                for match in matches
+            ]
+    except (PageIndexError, OSError) as exc:
+        _error(f"{args.file}: {exc}")
+        return EXIT_FAILED
+    if args.json:
+        print(json.dumps({"file": args.file, "query": args.query, "matches": found}, indent=2))
+    elif not found:
+        print(f"No page of {args.file} matched {args.query!r}.")
+    else:
+        for item in found:
+            print(f"page {item['page_number']:>4}  score {item['score']:8.3f}  {item['snippet']}")
+    return EXIT_OK if found else EXIT_FAILED
+
+
 def _run_inspect(args: argparse.Namespace) -> int:
     from .errors import PageIndexError
     from .summary import inspect
@@ -126,13 +191,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Offline machines stall on litellm's price-map download at import; the bundled map is enough here.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     args = _parser().parse_args(argv)
+    runners = {"index": _run_index, "search": _run_search, "inspect": _run_inspect}
     try:
-        if args.command == "index":
-            return _run_index(args)
-        return _run_inspect(args)
+        return runners[args.command](args)
     except KeyboardInterrupt:
         _error("interrupted")
         return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (``... | head``): stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_FAILED
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -4,6 +4,7 @@ Every error derives from ``PageIndexError`` and also from the builtin it refines
 either the project's base class or the builtin they already handle::
 
     PageIndexError
+    ├── InvalidOptionError (ValueError)       an argument has a value that cannot work
     ├── UnsupportedFormatError (ValueError)   the source kind or option is not supported
     ├── DocumentLoadError (ValueError)        the source cannot be read (missing, corrupt, encrypted)
     │   └── EmptyDocumentError                the source has no content to index
@@ -24,6 +25,7 @@ __all__ = [
     "DocumentLoadError",
     "EmptyDocumentError",
     "IndexFormatError",
+    "InvalidOptionError",
     "LLMExtractionError",
     "ModelRequiredError",
     "NoMatchError",
@@ -38,6 +40,10 @@ __all__ = [
 
 class PageIndexError(Exception):
     """Base class of every error raised by extract-thinker-pageindex."""
+
+
+class InvalidOptionError(PageIndexError, ValueError):
+    """An argument has a value that cannot work: ``parallel=0``, ``max_pages=-1``, a query with no words."""
 
 
 class UnsupportedFormatError(PageIndexError, ValueError):

@@ -19,7 +19,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .errors import IndexFormatError, OutputExistsError
+from .errors import IndexFormatError, InvalidOptionError, OutputExistsError
 from .model import FORMAT_VERSION, Document, ImageNode, Page, TableNode
 
 __all__ = ["DOCUMENT_FILE", "IMAGES_DIR", "default_output_path", "index_document", "load_index", "save_index"]
@@ -269,7 +269,7 @@ def index_document(
     from .build import build_index
 
     if output is None and not os.path.isfile(path) and options.get("content_type") is not None:
-        raise ValueError("index_document() needs output= when the source is a string, not a file.")
+        raise InvalidOptionError("index_document() needs output= when the source is a string, not a file.")
     document = build_index(path, **options)
     target = Path(output) if output is not None else default_output_path(path)
     save_index(document, target)

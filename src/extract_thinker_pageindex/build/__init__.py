@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from ..errors import ModelRequiredError, UnsupportedFormatError
+from ..errors import InvalidOptionError, ModelRequiredError, UnsupportedFormatError
 from ..model import Document
 from ..pages import PageSpec, normalize_page_spec
 from ..postprocess.selection import restrict_pages
@@ -16,7 +16,7 @@ __all__ = ["STRATEGIES", "build_index"]
 
 Strategy = Literal["auto", "text", "vision"]
 STRATEGIES: tuple[str, ...] = ("auto", "text", "vision")
-_METADATA_FIELDS = ("title", "author", "abstract", "created_at", "updated_at")
+_METADATA_FIELDS = ("title", "author", "created_at", "updated_at")
 
 
 def _check_options(
@@ -25,11 +25,11 @@ def _check_options(
     if strategy not in STRATEGIES:
         raise UnsupportedFormatError(f"strategy must be one of {', '.join(STRATEGIES)}; got {strategy!r}.")
     if isinstance(parallel, bool) or not isinstance(parallel, int) or parallel < 1:
-        raise ValueError(f"parallel must be a whole number of at least 1; got {parallel!r}.")
+        raise InvalidOptionError(f"parallel must be a whole number of at least 1; got {parallel!r}.")
     if on_page_error not in ("raise", "skip"):
-        raise ValueError(f"on_page_error must be 'raise' or 'skip'; got {on_page_error!r}.")
+        raise InvalidOptionError(f"on_page_error must be 'raise' or 'skip'; got {on_page_error!r}.")
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 36 <= dpi <= 600:
-        raise ValueError(f"dpi must be a whole number from 36 to 600; got {dpi!r}.")
+        raise InvalidOptionError(f"dpi must be a whole number from 36 to 600; got {dpi!r}.")
     unknown = sorted(set(metadata) - set(_METADATA_FIELDS))
     if unknown:
         raise TypeError(
@@ -70,8 +70,7 @@ def build_index(
         refine: Re-check and re-extract weak pages with the model (needs a model).
         on_page_error: ``"raise"`` to fail the document when a page fails, ``"skip"`` to record and go on.
         dpi: Resolution at which pages are rendered for the model.
-        **metadata: Document fields to set: ``title``, ``author``, ``abstract``, ``created_at``,
-            ``updated_at``.
+        **metadata: Document fields to set: ``title``, ``author``, ``created_at``, ``updated_at``.
 
     Returns:
         The validated :class:`Document`.

@@ -31,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from ..errors import IndexFormatError, NoMatchError, PageIndexError, RetrieverClosedError
+from ..errors import IndexFormatError, InvalidOptionError, NoMatchError, PageIndexError, RetrieverClosedError
 from .stopwords import ENGLISH_STOP_WORDS
 
 __all__ = ["PageMatch", "SQLitePageRetriever", "page_text_fields", "query_words"]
@@ -49,6 +49,7 @@ MAX_WORD_LENGTH = 64
 
 # A word as FTS5's unicode61 tokenizer sees one: a run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
+_LEADERS = re.compile(r"(?:\s*\.){4,}")
 
 
 @dataclass(frozen=True)
@@ -369,10 +370,10 @@ class SQLitePageRetriever:
         Raises:
             NoMatchError: ``doc_id`` is not indexed.
             RetrieverClosedError: the retriever is closed.
-            ValueError: ``max_pages`` is not a positive whole number.
+            InvalidOptionError: ``max_pages`` is not a positive whole number.
         """
         if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
-            raise ValueError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
+            raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}.")
         words = query_words(query)
@@ -484,4 +485,7 @@ class SQLitePageRetriever:
                 "SELECT snippet(pi_fts, -1, '[', ']', '…', ?) FROM pi_fts WHERE pi_fts MATCH ? AND rowid = ?",
                 (max(1, min(words, 64)), expression, row[0] + page_number - 1),
             ).fetchone()
-        return " ".join(found[0].split()) if found else ""
+        if not found:
+            return ""
+        # Dot leaders of tables of contents and statements say nothing; fold them.
+        return " ".join(_LEADERS.sub(" … ", found[0]).split())

@@ -1,0 +1,207 @@
+"""``DocumentLoaderRAG``: wrap any ExtractThinker loader; hand the extractor only the best-matching pages."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+from collections.abc import Mapping, Sequence
+from io import BytesIO
+from typing import Any
+
+from extract_thinker.document_loader.document_loader import DocumentLoader
+
+from ..errors import InvalidOptionError, NoMatchError
+from ..pages import PageSpec, normalize_page_spec
+from ..retrieval.sqlite import PageMatch, SQLitePageRetriever, page_text_fields, query_words
+
+__all__ = ["DocumentLoaderRAG", "document_id"]
+
+
+def document_id(pages: Sequence[Mapping[str, Any]]) -> str:
+    """A document id derived from the indexed text of its pages: equal text, equal id.
+
+    The id covers exactly what the retriever stores, so the same file read by two loaders that extract
+    different text gets two ids, and an unchanged document is never indexed twice.
+    """
+    digest = hashlib.sha256()
+    digest.update(f"pages:{len(pages)}\n".encode())
+    for page in pages:
+        for field in page_text_fields(page):
+            encoded = field.encode("utf-8", "surrogatepass")
+            digest.update(len(encoded).to_bytes(8, "big"))
+            digest.update(encoded)
+    return "sha256:" + digest.hexdigest()
+
+
+def _as_pages(loaded: Any) -> list[dict[str, Any]]:
+    """The wrapped loader's output as a list of page dicts (a lone string or dict is one page)."""
+    if isinstance(loaded, str):
+        return [{"content": loaded}]
+    if isinstance(loaded, Mapping):
+        return [dict(loaded)]
+    if isinstance(loaded, Sequence):
+        pages = []
+        for item in loaded:
+            if isinstance(item, Mapping):
+                pages.append(dict(item))
+            elif isinstance(item, str):
+                pages.append({"content": item})
+            else:
+                raise TypeError(
+                    f"The wrapped loader returned a page of type {type(item).__name__}; expected a dict."
+                )
+        return pages
+    raise TypeError(f"The wrapped loader returned {type(loaded).__name__}; expected a list of page dicts.")
+
+
+def _describe(source: Any) -> str:
+    if isinstance(source, str):
+        return repr(source)
+    return f"the {type(source).__name__} source"
+
+
+class DocumentLoaderRAG(DocumentLoader):
+    """Load a document with another loader, then keep only the pages that best match a query.
+
+    The wrapped loader reads the whole document (retrieval cuts what the model reads, not parsing work).
+    Its pages are indexed in a :class:`SQLitePageRetriever` under an id derived from their text, searched
+    with ``query``, and up to ``max_pages`` of them are returned **in source order**, each page dict as the
+    wrapped loader made it (images and other keys kept). A page without ``page_number`` gets its 1-based
+    position in the source; an existing ``page_number`` is never changed.
+
+    Args:
+        loader: Any ExtractThinker document loader (for example :class:`DocumentLoaderPyMuPDF`).
+        query: The words to look for; they are OR-ed together and no syntax is interpreted.
+        max_pages: How many pages to keep at most.
+        retriever: A retriever to index into and search (shared, possibly file-backed). It is never closed
+            by this loader. Without one, the loader owns an in-memory retriever and closes it on ``close()``.
+        content: Passed to ExtractThinker's ``DocumentLoader``.
+        cache_ttl: Passed to ExtractThinker's ``DocumentLoader``.
+
+    Limits: matching is lexical (synonyms and text only in images are missed), and ``max_pages`` limits
+    pages, not tokens. ``last_matches`` holds the matches of the most recent ``load`` in any thread; use
+    :meth:`load_with_matches` when several threads share the loader.
+    """
+
+    def __init__(
+        self,
+        loader: DocumentLoader,
+        query: str,
+        max_pages: int = 3,
+        retriever: SQLitePageRetriever | None = None,
+        *,
+        content: Any = None,
+        cache_ttl: int = 300,
+    ) -> None:
+        super().__init__(content, cache_ttl)
+        if not hasattr(loader, "load"):
+            raise InvalidOptionError(
+                f"loader must be an ExtractThinker document loader, not {type(loader).__name__}."
+            )
+        if not isinstance(query, str) or not query_words(query):
+            raise InvalidOptionError(
+                f"The query {query!r} has no searchable words (stop words and punctuation are ignored); "
+                "name what the pages you need talk about."
+            )
+        if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
+            raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
+        self.loader = loader
+        self.query = query
+        self.max_pages = max_pages
+        self._owns_retriever = retriever is None
+        self.retriever = retriever if retriever is not None else SQLitePageRetriever()
+        self.last_matches: list[PageMatch] = []
+        self._matches_lock = threading.Lock()
+
+    # -- the framework's loader protocol, delegated to the wrapped loader ----------------------------
+
+    @property
+    def SUPPORTED_FORMATS(self) -> list[str]:
+        return list(getattr(self.loader, "SUPPORTED_FORMATS", []))
+
+    def can_handle(self, source: str | BytesIO) -> bool:
+        return bool(self.loader.can_handle(source))
+
+    def can_handle_vision(self, source: str | BytesIO) -> bool:
+        return bool(self.loader.can_handle_vision(source))
+
+    def can_handle_paginate(self, source: str | BytesIO) -> bool:
+        return bool(self.loader.can_handle_paginate(source))
+
+    def set_vision_mode(self, enabled: bool = True) -> None:
+        super().set_vision_mode(enabled)
+        self.loader.set_vision_mode(enabled)
+
+    def set_max_image_size(self, size: int) -> None:
+        super().set_max_image_size(size)
+        self.loader.set_max_image_size(size)
+
+    # -- loading ------------------------------------------------------------------------------------
+
+    def load_with_matches(self, source: Any) -> tuple[list[dict[str, Any]], list[PageMatch]]:
+        """Load the best pages of a source together with the matches that chose them.
+
+        Returns:
+            The selected page dicts in source order, and the matches in relevance order.
+
+        Raises:
+            NoMatchError: no page holds any word of the query.
+            Whatever the wrapped loader raises for the source.
+        """
+        pages = _as_pages(self.loader.load(source))
+        doc_id = document_id(pages)
+        if doc_id not in self.retriever:
+            self.retriever.index(doc_id, pages)
+        matches = self.retriever.search(doc_id, self.query, max_pages=self.max_pages)
+        if not matches:
+            raise NoMatchError(
+                f"No page of {_describe(source)} matched {self.query!r}; broaden the query or load the whole "
+                "document with the wrapped loader."
+            )
+        selected = []
+        for match in sorted(matches, key=lambda item: item.page_number):
+            page = dict(pages[match.page_number - 1])
+            page.setdefault("page_number", match.page_number)
+            selected.append(page)
+        with self._matches_lock:
+            self.last_matches = list(matches)
+        return selected, list(matches)
+
+    def load(self, source: Any) -> list[dict[str, Any]]:
+        """Load the ``max_pages`` pages of a source that best match the query, in source order.
+
+        Raises:
+            NoMatchError: no page holds any word of the query.
+            Whatever the wrapped loader raises for the source.
+        """
+        pages, _ = self.load_with_matches(source)
+        return pages
+
+    def load_pages(self, source: Any, positions: PageSpec) -> list[dict[str, Any]]:
+        """Load the retrieved pages, then keep only some of them.
+
+        Args:
+            source: The document.
+            positions: 1-based positions within the retrieved pages (in source order), in any form
+                :func:`normalize_page_spec` reads: ``1``, ``(1, 2)``, ``[1, 3]``, ``"1,3"``.
+
+        Raises:
+            PageSpecError: a position is beyond the retrieved pages.
+            NoMatchError: no page matched the query.
+        """
+        pages = self.load(source)
+        selected = normalize_page_spec(positions, len(pages))
+        return [page for index, page in enumerate(pages) if selected is None or index in selected]
+
+    # -- lifecycle ----------------------------------------------------------------------------------
+
+    def close(self) -> None:
+        """Close the retriever if this loader created it; a retriever passed in is left open."""
+        if self._owns_retriever:
+            self.retriever.close()
+
+    def __enter__(self) -> DocumentLoaderRAG:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

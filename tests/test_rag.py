@@ -1,0 +1,269 @@
+"""DocumentLoaderRAG: retrieval before extraction, alone and inside ExtractThinker's Extractor."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+import json
+import re
+import threading
+from pathlib import Path
+from typing import Any
+
+import pytest
+from extract_thinker import Contract, Extractor
+from extract_thinker.document_loader.document_loader import DocumentLoader
+from PIL import Image
+
+from extract_thinker_pageindex import (
+    DocumentLoaderPyMuPDF,
+    DocumentLoaderRAG,
+    InvalidOptionError,
+    NoMatchError,
+    PageSpecError,
+    RetrieverClosedError,
+    SQLitePageRetriever,
+)
+from llm_server import LLMServer, Reply, completion_body
+
+FILLER = "General provisions about delivery schedules, scope of work and the service description."
+
+
+def contract_pages(marker: str, special: dict[int, str]) -> list[str]:
+    """Ten pages, each tagged 'marker-N'; the pages in ``special`` carry extra text."""
+    return [f"{marker}-{number} {special.get(number, FILLER)}" for number in range(1, 11)]
+
+
+@pytest.fixture
+def contract_pdf(make_pdf):
+    return make_pdf(
+        contract_pages(
+            "PAGE",
+            {
+                3: "Indemnification: the supplier shall indemnify the customer.",
+                8: "Indemnification terms. Indemnification covers all losses; "
+                "indemnification survives termination.",
+            },
+        ),
+        name="contract.pdf",
+    )
+
+
+class ParagraphLoader(DocumentLoader):
+    """A third-party-style loader: one page per paragraph of a text file, no page_number key."""
+
+    SUPPORTED_FORMATS = ["txt"]  # noqa: RUF012 - the framework's attribute
+
+    def load(self, source: Any) -> list[dict[str, Any]]:
+        text = Path(source).read_text(encoding="utf-8")
+        return [{"content": part, "custom": index} for index, part in enumerate(text.split("\n\n"))]
+
+
+class Terms(Contract):
+    clause: str
+
+
+def test_best_pages_come_back_in_source_order_with_their_keys(contract_pdf: Path) -> None:
+    with DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="indemnification", max_pages=2) as loader:
+        pages = loader.load(str(contract_pdf))
+        assert [page["page_number"] for page in pages] == [3, 8]
+        assert [match.page_number for match in loader.last_matches] == [8, 3]
+        assert loader.last_matches[0].score < loader.last_matches[1].score < 0
+        for page in pages:
+            assert set(page) >= {"content", "markdown", "tables", "page_number"}
+        assert "supplier shall indemnify" in pages[0]["content"]
+
+
+def test_existing_page_numbers_are_kept_not_renumbered(contract_pdf: Path) -> None:
+    inner = DocumentLoaderPyMuPDF(pages="4-10")
+    with DocumentLoaderRAG(inner, query="indemnification", max_pages=1) as loader:
+        pages = loader.load(str(contract_pdf))
+        # Page 8 of the PDF is position 5 of the loaded pages; its page_number stays 8.
+        assert [page["page_number"] for page in pages] == [8]
+        assert loader.last_matches[0].page_number == 5
+
+
+def test_missing_page_numbers_are_set_to_the_source_position(tmp_path: Path) -> None:
+    path = tmp_path / "notes.txt"
+    path.write_text("alpha intro\n\nbeta details\n\nwarranty clause here\n\ngamma end", encoding="utf-8")
+    with DocumentLoaderRAG(ParagraphLoader(), query="warranty", max_pages=1) as loader:
+        pages = loader.load(str(path))
+    assert pages == [{"content": "warranty clause here", "custom": 2, "page_number": 3}]
+
+
+def test_no_match_says_to_broaden_the_query(contract_pdf: Path) -> None:
+    with (
+        DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="zeppelin dirigible") as loader,
+        pytest.raises(NoMatchError, match="broaden the query or load the whole document"),
+    ):
+        loader.load(str(contract_pdf))
+
+
+@pytest.mark.parametrize("query", ["", "   ", "the of and", "?!", None])
+def test_a_query_without_words_is_refused_up_front(query: Any) -> None:
+    with pytest.raises(InvalidOptionError, match="no searchable words"):
+        DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query=query)
+
+
+@pytest.mark.parametrize("max_pages", [0, -2, 1.5, True])
+def test_max_pages_must_be_a_positive_whole_number(max_pages: Any) -> None:
+    with pytest.raises(InvalidOptionError, match="max_pages"):
+        DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="x", max_pages=max_pages)
+
+
+def test_load_pages_selects_within_the_retrieved_pages(contract_pdf: Path) -> None:
+    with DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="indemnification", max_pages=2) as loader:
+        assert [page["page_number"] for page in loader.load_pages(str(contract_pdf), 2)] == [8]
+        assert [page["page_number"] for page in loader.load_pages(str(contract_pdf), "1-2")] == [3, 8]
+        with pytest.raises(PageSpecError, match="out of range"):
+            loader.load_pages(str(contract_pdf), 3)
+
+
+def test_an_owned_retriever_is_closed_and_a_borrowed_one_is_not(contract_pdf: Path, tmp_path: Path) -> None:
+    loader = DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="indemnification")
+    with loader:
+        loader.load(str(contract_pdf))
+    with pytest.raises(RetrieverClosedError):
+        loader.retriever.search("anything", "indemnification")
+
+    with SQLitePageRetriever(tmp_path / "pages.sqlite") as shared:
+        with DocumentLoaderRAG(
+            DocumentLoaderPyMuPDF(), query="indemnification", retriever=shared
+        ) as borrowed:
+            borrowed.load(str(contract_pdf))
+        # Still open after the loader closed, and it holds the indexed document.
+        assert len(shared.doc_ids()) == 1
+
+
+def test_document_id_comes_from_the_content(contract_pdf: Path, make_pdf) -> None:
+    with (
+        SQLitePageRetriever() as retriever,
+        DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="indemnification", retriever=retriever) as loader,
+    ):
+        loader.load(str(contract_pdf))
+        loader.load(io.BytesIO(contract_pdf.read_bytes()))  # same content by another route
+        assert len(retriever.doc_ids()) == 1
+        changed = make_pdf(contract_pages("OTHER", {2: "Indemnification only here."}), name="changed.pdf")
+        assert [page["page_number"] for page in loader.load(str(changed))] == [2]
+        assert len(retriever.doc_ids()) == 2
+
+
+def test_it_presents_itself_as_the_wrapped_loader(contract_pdf: Path, tmp_path: Path) -> None:
+    inner = DocumentLoaderPyMuPDF()
+    with DocumentLoaderRAG(inner, query="indemnification", max_pages=1) as loader:
+        assert loader.SUPPORTED_FORMATS == ["pdf"]
+        assert loader.can_handle(str(contract_pdf))
+        text_file = tmp_path / "a.txt"
+        text_file.write_text("x", encoding="utf-8")
+        assert not loader.can_handle(str(text_file))
+        assert loader.can_handle_vision(str(contract_pdf))
+        loader.set_vision_mode(True)
+        assert inner.vision_mode
+        (page,) = loader.load(str(contract_pdf))
+        assert page["image"].startswith(b"\x89PNG")
+
+
+# -- inside ExtractThinker's Extractor, against a local OpenAI-compatible server ---------------------
+
+
+def test_extractor_sends_only_the_selected_pages_to_the_model(
+    contract_pdf: Path, llm_server: LLMServer
+) -> None:
+    llm_server.reply_json({"clause": "supplier shall indemnify"})
+    with DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="indemnification", max_pages=2) as loader:
+        extractor = Extractor(loader)
+        extractor.load_llm("openai/test-model")
+        result = extractor.extract(str(contract_pdf), Terms)
+    assert result.clause == "supplier shall indemnify"
+    assert llm_server.paths == ["/v1/chat/completions"]
+    prompt = llm_server.prompt_texts()
+    assert "PAGE-3" in prompt and "PAGE-8" in prompt
+    others = {f"PAGE-{number}" for number in range(1, 11)} - {"PAGE-3", "PAGE-8"}
+    sent = set(re.findall(r"PAGE-\d+", prompt))
+    assert sent == {"PAGE-3", "PAGE-8"}
+    assert not sent & others
+
+
+def echo_marker(body: dict[str, Any]) -> Reply:
+    """Answer with the document markers seen in the prompt, so concurrent calls can be told apart."""
+    text = json.dumps(body.get("messages", []))
+    markers = sorted(set(re.findall(r"DOC[A-Z]-\d+", text)))
+    return Reply(200, completion_body(json.dumps({"clause": " ".join(markers)})))
+
+
+def test_one_retriever_shared_by_loaders_and_documents(
+    make_pdf, tmp_path: Path, llm_server: LLMServer
+) -> None:
+    llm_server.default = echo_marker
+    first = make_pdf(contract_pages("DOCA", {4: "Governing law: New York."}), name="a.pdf")
+    second = make_pdf(contract_pages("DOCB", {9: "Governing law: Delaware."}), name="b.pdf")
+    with SQLitePageRetriever(tmp_path / "shared.sqlite") as retriever:
+        answers = []
+        for path in (first, second):
+            with DocumentLoaderRAG(
+                DocumentLoaderPyMuPDF(), query="governing law", max_pages=1, retriever=retriever
+            ) as loader:
+                extractor = Extractor(loader)
+                extractor.load_llm("openai/test-model")
+                answers.append(extractor.extract(str(path), Terms).clause)
+        assert answers == ["DOCA-4", "DOCB-9"]
+        assert len(retriever.doc_ids()) == 2
+    # The file outlives the process's retriever: a new one finds both documents.
+    with SQLitePageRetriever(tmp_path / "shared.sqlite") as reopened:
+        assert len(reopened.doc_ids()) == 2
+
+
+def test_concurrent_extractions_from_threads_and_async(make_pdf, llm_server: LLMServer) -> None:
+    llm_server.default = echo_marker
+    paths = {
+        letter: make_pdf(
+            contract_pages(f"DOC{letter}", {index + 2: "Warranty period is two years."}), name=f"{letter}.pdf"
+        )
+        for index, letter in enumerate("CDEF")
+    }
+    with DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="warranty period", max_pages=1) as loader:
+        extractor = Extractor(loader)
+        extractor.load_llm("openai/test-model")
+        results: dict[str, str] = {}
+        errors: list[BaseException] = []
+
+        def work(letter: str) -> None:
+            try:
+                results[letter] = extractor.extract(str(paths[letter]), Terms).clause
+            except BaseException as exc:  # reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=work, args=(letter,)) for letter in "CD"]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+
+        async def both() -> list[Any]:
+            return await asyncio.gather(
+                extractor.extract_async(str(paths["E"]), Terms),
+                extractor.extract_async(str(paths["F"]), Terms),
+            )
+
+        async_results = asyncio.run(both())
+    assert not errors
+    assert results == {"C": "DOCC-2", "D": "DOCD-3"}
+    assert [item.clause for item in async_results] == ["DOCE-4", "DOCF-5"]
+    assert len(llm_server.requests) == 4
+
+
+def test_vision_mode_sends_the_selected_pages_images(contract_pdf: Path, llm_server: LLMServer) -> None:
+    llm_server.reply_json({"clause": "seen"})
+    with DocumentLoaderRAG(DocumentLoaderPyMuPDF(dpi=50), query="indemnification", max_pages=2) as loader:
+        extractor = Extractor(loader)
+        extractor.load_llm("openai/test-model")
+        assert extractor.extract(str(contract_pdf), Terms, vision=True).clause == "seen"
+    urls = llm_server.image_urls()
+    assert len(urls) == 2
+    for url in urls:
+        header, data = url.split(",", 1)
+        assert header.startswith("data:image/")
+        image = Image.open(io.BytesIO(base64.b64decode(data)))
+        # PyMuPDF's default page is A4, 595 x 842 pt: at 50 dpi, 414 x 585 px.
+        assert image.size == (414, 585)
