@@ -13,11 +13,18 @@ from ..pdf import PYMUPDF_LOCK, PdfSource, open_pdf, render_page_png
 __all__ = ["DocumentLoaderPyMuPDF"]
 
 
+def _text_flags() -> int:
+    import pymupdf
+
+    # Ligatures ("ﬁ", "ﬂ") become their letters: "definitions" is found where a PDF drew "deﬁnitions".
+    return int(pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES)
+
+
 def _table_rows(table: Any) -> list[list[str]]:
     return [["" if cell is None else " ".join(str(cell).split()) for cell in row] for row in table.extract()]
 
 
-def _page_text_with_tables(page: Any, tables: list[Any]) -> str:
+def _page_text_with_tables(page: Any, tables: list[Any], flags: int) -> str:
     """Page text in reading order with each table's region replaced by the table as Markdown."""
     boxes = [tuple(table.bbox) for table in tables]
 
@@ -27,7 +34,7 @@ def _page_text_with_tables(page: Any, tables: list[Any]) -> str:
         return any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1 in boxes)
 
     pieces: list[tuple[float, float, str]] = []
-    for block in page.get_text("blocks"):
+    for block in page.get_text("blocks", flags=flags):
         if block[6] == 0 and not inside(block):  # type 0 = text block
             pieces.append((block[1], block[0], block[4].strip()))
     for table in tables:
@@ -90,6 +97,7 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
         if isinstance(source, BytesIO):
             source.seek(0)
         result: list[dict[str, Any]] = []
+        flags = _text_flags()
         with open_pdf(source, password=self.password) as document, PYMUPDF_LOCK:
             selected = normalize_page_spec(self.pages, document.page_count)
             for index in range(document.page_count):
@@ -97,7 +105,11 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
                     continue
                 page = document[index]
                 found = page.find_tables().tables if self.tables else []
-                text = _page_text_with_tables(page, found) if found else page.get_text("text")
+                text = (
+                    _page_text_with_tables(page, found, flags)
+                    if found
+                    else page.get_text("text", flags=flags)
+                )
                 item: dict[str, Any] = {
                     "content": text,
                     "markdown": text,

@@ -1,0 +1,59 @@
+"""The search command: ranked pages with snippets, JSON output and exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from extract_thinker_pageindex.cli import main
+
+SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "data"
+
+
+def test_search_a_pdf_prints_ranked_pages_with_marked_snippets(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["search", str(SAMPLE / "service-agreement.pdf"), "--query", "termination penalty", "-n", "2"])
+    out = capsys.readouterr().out.splitlines()
+    assert code == 0
+    assert len(out) == 2
+    assert out[0].startswith("page    3")
+    assert "[termination]" in out[0] and "[penalty]" in out[0]
+
+
+def test_search_markdown_as_json(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["search", str(SAMPLE / "service-agreement.md"), "-q", "governing law New York", "--json"])
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0
+    assert data["query"] == "governing law New York"
+    first = data["matches"][0]
+    assert first["page_number"] == 4  # Part III holds section 7, Governing Law
+    assert first["score"] < 0
+    assert "[Governing]" in first["snippet"]
+    assert [match["score"] for match in data["matches"]] == sorted(match["score"] for match in data["matches"])
+
+
+def test_search_without_a_match_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", str(SAMPLE / "service-agreement.pdf"), "-q", "zeppelin"]) == 1
+    assert "No page" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("query", ['"unbalanced', "NEAR(a b", "col:*", "'; DROP TABLE pi_docs; --"])
+def test_search_treats_query_syntax_as_text(query: str, capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["search", str(SAMPLE / "service-agreement.pdf"), "-q", query])
+    captured = capsys.readouterr()
+    assert code in (0, 1)
+    assert "Traceback" not in captured.err
+
+
+def test_search_errors_and_usage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["search", str(tmp_path / "missing.pdf"), "-q", "x"]) == 1
+    assert "missing.pdf" in capsys.readouterr().err
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7 this is not really a pdf")
+    assert main(["search", str(broken), "-q", "x"]) == 1
+    assert "not a readable PDF" in capsys.readouterr().err
+    assert main(["search", str(SAMPLE / "service-agreement.pdf"), "-q", "x", "-n", "0"]) == 2
+    with pytest.raises(SystemExit) as exit_info:
+        main(["search", str(SAMPLE / "service-agreement.pdf")])
+    assert exit_info.value.code == 2
