@@ -15,9 +15,9 @@ from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no price-map download on offline machines
 
-from extract_thinker import Contract, Extractor  # noqa: E402
+from extract_thinker import Contract, Extractor
 
-from extract_thinker_pageindex import DocumentLoaderPyMuPDF, DocumentLoaderRAG  # noqa: E402
+from extract_thinker_pageindex import DocumentLoaderPyMuPDF, DocumentLoaderRAG
 
 SAMPLE = Path(__file__).resolve().parent / "data" / "service-agreement.pdf"
 
@@ -38,7 +38,9 @@ def main() -> None:
 
         model = os.environ.get("EXTRACT_THINKER_MODEL")
         if not model:
-            print("Set EXTRACT_THINKER_MODEL (and the provider's API key) to extract CancellationTerms from them.")
+            print(
+                "Set EXTRACT_THINKER_MODEL (and the provider's API key) to extract CancellationTerms from them."
+            )
             return
         extractor = Extractor(loader)
         extractor.load_llm(model)

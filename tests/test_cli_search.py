@@ -13,7 +13,9 @@ SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "data"
 
 
 def test_search_a_pdf_prints_ranked_pages_with_marked_snippets(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["search", str(SAMPLE / "service-agreement.pdf"), "--query", "termination penalty", "-n", "2"])
+    code = main(
+        ["search", str(SAMPLE / "service-agreement.pdf"), "--query", "termination penalty", "-n", "2"]
+    )
     out = capsys.readouterr().out.splitlines()
     assert code == 0
     assert len(out) == 2
@@ -30,7 +32,9 @@ def test_search_markdown_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert first["page_number"] == 4  # Part III holds section 7, Governing Law
     assert first["score"] < 0
     assert "[Governing]" in first["snippet"]
-    assert [match["score"] for match in data["matches"]] == sorted(match["score"] for match in data["matches"])
+    assert [match["score"] for match in data["matches"]] == sorted(
+        match["score"] for match in data["matches"]
+    )
 
 
 def test_search_without_a_match_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
