@@ -38,9 +38,7 @@ def main() -> None:
 
         model = os.environ.get("EXTRACT_THINKER_MODEL")
         if not model:
-            print(
-                "Set EXTRACT_THINKER_MODEL (and the provider's API key) to extract CancellationTerms from them."
-            )
+            print("Set EXTRACT_THINKER_MODEL (and the provider's key) to extract CancellationTerms.")
             return
         extractor = Extractor(loader)
         extractor.load_llm(model)
