@@ -4,18 +4,19 @@ from __future__ import annotations
 
 import os
 import threading
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import DocumentLoadError, EmptyDocumentError
+from .errors import DocumentLoadError, EmptyDocumentError, PageIndexError, PageIndexWarning
 
 if TYPE_CHECKING:
     import pymupdf
 
-__all__ = ["PYMUPDF_LOCK", "PdfSource", "open_pdf", "render_page_png"]
+__all__ = ["PYMUPDF_LOCK", "PdfSource", "open_pdf", "pdf_errors", "render_page_png"]
 
 #: PyMuPDF is not thread-safe, even across separate documents; every call into it holds this lock.
 PYMUPDF_LOCK = threading.RLock()
@@ -30,46 +31,77 @@ def _describe(source: PdfSource) -> str:
 
 
 @contextmanager
+def pdf_errors(name: str) -> Iterator[None]:
+    """Translate PyMuPDF's errors inside the block into ``DocumentLoadError`` naming the document."""
+    import pymupdf
+
+    try:
+        yield
+    except PageIndexError:
+        raise
+    except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError, RuntimeError, IndexError, ValueError) as exc:
+        raise DocumentLoadError(f"{name} is not a readable PDF: {exc}.") from exc
+
+
+def _read_bytes(source: PdfSource, name: str) -> bytes:
+    if isinstance(source, (str, os.PathLike)):
+        path = Path(source)
+        if not path.is_file():
+            raise DocumentLoadError(f"No such file: {str(path)!r}.")
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise DocumentLoadError(f"Cannot read {name}: {exc}.") from exc
+    elif isinstance(source, BytesIO):
+        data = source.getvalue()
+    elif isinstance(source, (bytes, bytearray)):
+        data = bytes(source)
+    else:
+        raise DocumentLoadError(f"Cannot read a PDF from a {type(source).__name__}.")
+    if not data:
+        raise EmptyDocumentError(f"{name} is empty (0 bytes).")
+    return data
+
+
+@contextmanager
 def open_pdf(source: PdfSource, *, password: str | None = None) -> Iterator[pymupdf.Document]:
     """Open a PDF from a path, bytes or BytesIO, authenticated, holding ``PYMUPDF_LOCK``.
 
+    Errors raised while the caller reads pages are the caller's to translate (see :func:`pdf_errors`).
+
     Raises:
         DocumentLoadError: missing file, not a PDF, corrupt, or encrypted without the right password.
-        EmptyDocumentError: the PDF has no pages.
+        EmptyDocumentError: 0 bytes, or no pages.
+
+    Warns:
+        PageIndexWarning: the file was damaged and MuPDF repaired it (some text may be missing).
     """
     import pymupdf
 
     name = _describe(source)
     with PYMUPDF_LOCK:
-        try:
-            if isinstance(source, (str, os.PathLike)):
-                path = Path(source)
-                if not path.is_file():
-                    raise DocumentLoadError(f"No such file: {str(path)!r}.")
-                data = path.read_bytes()
-            elif isinstance(source, BytesIO):
-                data = source.getvalue()
-            elif isinstance(source, (bytes, bytearray)):
-                data = bytes(source)
-            else:
-                raise DocumentLoadError(f"Cannot read a PDF from a {type(source).__name__}.")
-            if not data:
-                raise EmptyDocumentError(f"{name} is empty (0 bytes).")
+        data = _read_bytes(source, name)
+        with pdf_errors(name):
             document = pymupdf.open(stream=data, filetype="pdf")
-        except (pymupdf.FileDataError, pymupdf.EmptyFileError, RuntimeError, ValueError) as exc:
-            if isinstance(exc, DocumentLoadError):
-                raise
-            raise DocumentLoadError(f"{name} is not a readable PDF: {exc}.") from exc
-        except OSError as exc:
-            raise DocumentLoadError(f"Cannot read {name}: {exc}.") from exc
         try:
-            if document.needs_pass:
-                if password is None:
-                    raise DocumentLoadError(f"{name} is encrypted; pass password= to open it.")
-                if not document.authenticate(password):
-                    raise DocumentLoadError(f"The password for {name} is wrong.")
-            if document.page_count == 0:
-                raise EmptyDocumentError(f"{name} has no pages.")
+            with pdf_errors(name):
+                # MuPDF opens many formats whatever filetype says; only a PDF is a PDF here.
+                if not document.is_pdf:
+                    kind = (document.metadata or {}).get("format") or "another format"
+                    raise DocumentLoadError(f"{name} is not a PDF (it reads as {kind}).")
+                if document.needs_pass:
+                    if password is None:
+                        raise DocumentLoadError(f"{name} is encrypted; pass password= to open it.")
+                    if not document.authenticate(password):
+                        raise DocumentLoadError(f"The password for {name} is wrong.")
+                if document.page_count == 0:
+                    raise EmptyDocumentError(f"{name} has no pages.")
+                if document.is_repaired:
+                    warnings.warn(
+                        f"{name} is damaged; MuPDF repaired it, and some pages may have lost text.",
+                        PageIndexWarning,
+                        stacklevel=3,
+                    )
             yield document
         finally:
             document.close()

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
 from ..pages import PageSpec, normalize_page_spec
-from ..pdf import PYMUPDF_LOCK, PdfSource, open_pdf, render_page_png
+from ..pdf import PYMUPDF_LOCK, PdfSource, open_pdf, pdf_errors, render_page_png
 
 __all__ = ["DocumentLoaderPyMuPDF"]
 
@@ -98,7 +98,8 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
             source.seek(0)
         result: list[dict[str, Any]] = []
         flags = _text_flags()
-        with open_pdf(source, password=self.password) as document, PYMUPDF_LOCK:
+        name = repr(str(source)) if isinstance(source, str) else "the PDF stream"
+        with open_pdf(source, password=self.password) as document, PYMUPDF_LOCK, pdf_errors(name):
             selected = normalize_page_spec(self.pages, document.page_count)
             for index in range(document.page_count):
                 if selected is not None and index not in selected:

@@ -91,7 +91,9 @@ def _flatten(value: Any, out: list[str]) -> None:
         if value.strip():
             out.append(value)
     elif isinstance(value, Mapping):
-        for item in value.values():
+        # Form fields are {label: value}: the printed label is page text too.
+        for key, item in value.items():
+            _flatten(key, out)
             _flatten(item, out)
     elif isinstance(value, (list, tuple)):
         for item in value:
@@ -118,11 +120,12 @@ def page_text_fields(page: Mapping[str, Any] | str) -> tuple[str, str, str]:
         and (not body_parts or markdown.strip() not in body_parts[0])
     ):
         body_parts.append(markdown)
-    joined = "\n".join(body_parts)
+    # Table cells and form fields count once: those already in the text (as whole words) are skipped.
+    words = set(_WORD.findall("\n".join(body_parts).lower()))
     for key in ("tables", "forms"):
         extra: list[str] = []
         _flatten(page.get(key), extra)
-        missing = [text for text in extra if text not in joined]
+        missing = [text for text in extra if not set(_WORD.findall(text.lower())) <= words]
         if missing:
             body_parts.append("\n".join(missing))
     headings: list[str] = []
