@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any, Literal
 
-from ..errors import InvalidOptionError, ModelRequiredError, UnsupportedFormatError
-from ..model import Document
+from ..errors import InvalidOptionError, ModelRequiredError, PageIndexWarning, UnsupportedFormatError
+from ..model import Document, HeadingNode, Page, TocEntry
 from ..pages import PageSpec, normalize_page_spec
 from ..postprocess.selection import restrict_pages
 from ..postprocess.toc import toc_from_sections
-from ..sources import SourceInput, decode_text, resolve_source
+from ..sources import Source, SourceInput, decode_text, resolve_source
 
 __all__ = ["STRATEGIES", "build_index"]
 
@@ -52,6 +54,10 @@ def build_index(
     refine: bool = False,
     on_page_error: Literal["raise", "skip"] = "raise",
     dpi: int = 150,
+    tables: bool = False,
+    images: bool = True,
+    password: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
     **metadata: Any,
 ) -> Document:
     """Build the page index of a document.
@@ -70,6 +76,10 @@ def build_index(
         refine: Re-check and re-extract weak pages with the model (needs a model).
         on_page_error: ``"raise"`` to fail the document when a page fails, ``"skip"`` to record and go on.
         dpi: Resolution at which pages are rendered for the model.
+        tables: PDF text strategy: find tables with PyMuPDF's table finder (slow; off by default).
+        images: PDF text strategy: make image nodes with PNG bytes for embedded pictures.
+        password: The password of an encrypted PDF.
+        progress: Called as ``progress(done, total)`` as pages are read.
         **metadata: Document fields to set: ``title``, ``author``, ``created_at``, ``updated_at``.
 
     Returns:
@@ -110,23 +120,86 @@ def build_index(
         from .text import parse_text
 
         all_pages = parse_text(decode_text(resolved))
+    elif resolved.kind == "pdf":
+        if strategy == "vision":
+            raise UnsupportedFormatError(
+                "The vision strategy is not available in this version yet; use strategy='text' or 'auto'."
+            )
+        from .pdf_text import parse_pdf_text
+
+        result = parse_pdf_text(
+            resolved.data,
+            name=resolved.name,
+            pages=pages,
+            use_outline=use_outline,
+            tables=tables,
+            images=images,
+            password=password,
+            progress=progress,
+        )
+        if strategy == "auto" and result.pages_without_text:
+            _pages_need_vision(resolved.name, result.pages_without_text, model, on_page_error)
+        fields.update(
+            title=result.title or _first_top_heading(result.pages),
+            author=result.author,
+            created_at=result.created_at,
+            updated_at=result.updated_at,
+        )
+        fields.update({key: value for key, value in metadata.items() if value is not None})
+        return _document(resolved, result.page_count, result.pages, result.toc, fields)
     else:
         raise UnsupportedFormatError(
-            f"Indexing {resolved.kind} sources is not available in this version yet; "
-            "index Markdown (.md) or plain text (.txt) files."
+            f"Indexing {resolved.kind} sources needs the vision strategy, which is not available in this "
+            "version yet; index PDF, Markdown (.md) or plain text (.txt) files."
         )
 
     kept = restrict_pages(all_pages, normalize_page_spec(pages, len(all_pages)))
     fields.update({key: value for key, value in metadata.items() if value is not None})
-    if isinstance(fields.get("created_at"), str):
-        fields["created_at"] = datetime.fromisoformat(fields["created_at"])
-    if isinstance(fields.get("updated_at"), str):
-        fields["updated_at"] = datetime.fromisoformat(fields["updated_at"])
+    return _document(resolved, len(all_pages), kept, None, fields)
+
+
+def _document(
+    source: Source, page_count: int, pages: list[Page], toc: list[TocEntry] | None, fields: dict[str, Any]
+) -> Document:
+    for key in ("created_at", "updated_at"):
+        if isinstance(fields.get(key), str):
+            fields[key] = datetime.fromisoformat(fields[key])
     return Document(
-        name=resolved.name,
-        extension=resolved.extension,
-        source_page_count=len(all_pages),
-        pages=kept,
-        toc=toc_from_sections(kept),
+        name=source.name,
+        extension=source.extension,
+        source_page_count=page_count,
+        pages=pages,
+        toc=toc if toc is not None else toc_from_sections(pages),
         **fields,
+    )
+
+
+def _first_top_heading(pages: list[Page]) -> str | None:
+    """The first heading of the smallest level present: the fallback title."""
+    headings = [node for page in pages for node in page.nodes if isinstance(node, HeadingNode)]
+    if not headings:
+        return None
+    top = min(node.level for node in headings)
+    return next(node.content for node in headings if node.level == top)
+
+
+def _pages_need_vision(name: str, page_indices: list[int], model: Any, on_page_error: str) -> None:
+    """Pages without a text layer under the auto strategy: a model reads them, or the caller is told."""
+    numbers = ", ".join(str(index + 1) for index in page_indices)
+    if model is not None:
+        raise UnsupportedFormatError(
+            f"Page(s) {numbers} of {name!r} have no text layer and need the vision strategy, which is not "
+            "available in this version yet; pass on_page_error='skip' to keep them empty."
+        )
+    if on_page_error == "skip":
+        warnings.warn(
+            f"Page(s) {numbers} of {name!r} have no text layer (scanned or pictures only) and were kept "
+            "empty; pass model= to read them with a vision model.",
+            PageIndexWarning,
+            stacklevel=3,
+        )
+        return
+    raise ModelRequiredError(
+        f"Page(s) {numbers} of {name!r} have no text layer (scanned or pictures only). Pass model= to read "
+        "them with a vision model, strategy='text' to keep them empty, or on_page_error='skip'."
     )
