@@ -114,9 +114,7 @@ def speed(pdfs: list[Path], sample_pages: int) -> None:
         start = time.perf_counter()
         pymupdf4llm.to_markdown(str(sample), pages=list(range(count)), show_progress=False)
         llm = count / (time.perf_counter() - start)
-        print(
-            f"    pymupdf4llm.to_markdown                   {llm:9.1f}   ours {ours_sample / llm:.1f}x"
-        )
+        print(f"    pymupdf4llm.to_markdown                   {llm:9.1f}   ours {ours_sample / llm:.1f}x")
     print()
 
 
