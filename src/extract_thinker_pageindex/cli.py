@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import sys
 from collections.abc import Sequence
@@ -33,7 +34,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Build the page index of each FILE and save it as <name>.pageindex/ "
         "(beside the file, or in --output).",
     )
-    index.add_argument("files", nargs="+", metavar="FILE", help="documents to index (.md, .txt, ...)")
+    index.add_argument("files", nargs="+", metavar="FILE", help="documents to index (.pdf, .md, .txt)")
     index.add_argument(
         "-o", "--output", metavar="DIR", help="directory to write the <name>.pageindex/ folders into"
     )
@@ -43,6 +44,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     index.add_argument("--model", help="litellm model name for the parts that need a model")
     index.add_argument("--parallel", type=int, default=3, metavar="N", help="pages sent to the model at once")
+    index.add_argument("--tables", action="store_true", help="find tables in PDFs (slow: a few pages/s)")
+    index.add_argument("--no-images", action="store_true", help="leave embedded pictures out of PDF indexes")
+    index.add_argument(
+        "--no-outline", action="store_true", help="ignore PDF outlines; detect headings from fonts"
+    )
+    index.add_argument("--password", help="password of encrypted PDFs")
     index.add_argument("--json", action="store_true", help="print one JSON object per file instead of text")
 
     search = commands.add_parser(
@@ -74,46 +81,81 @@ def _error(message: str) -> None:
 
 
 def _run_index(args: argparse.Namespace) -> int:
-    from .errors import PageIndexError
+    import warnings
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .errors import PageIndexError, PageIndexWarning
     from .store import default_output_path, index_document
 
     if args.parallel < 1:
         _error("--parallel must be at least 1")
         return EXIT_USAGE
     status = EXIT_OK
-    for file in args.files:
-        target = default_output_path(file)
-        if args.output is not None:
-            target = Path(args.output) / target.name
-        try:
-            document, written = index_document(
-                file,
-                output=target,
-                pages=args.pages,
-                strategy=args.strategy,
-                model=args.model,
-                parallel=args.parallel,
-            )
-        except (PageIndexError, OSError) as exc:
-            _error(f"{file}: {exc}")
-            status = EXIT_FAILED
-            continue
-        counts = document.node_counts()
-        record: dict[str, Any] = {
-            "file": file,
-            "output": str(written),
-            "pages": len(document.pages),
-            "nodes": sum(counts.values()),
-            "toc_entries": len(document.toc),
-            "title": document.title,
-        }
-        if args.json:
-            print(json.dumps(record))
-        else:
-            print(
-                f"{file} -> {written}: {record['pages']} page(s), {record['nodes']} nodes, "
-                f"{record['toc_entries']} TOC entries"
-            )
+    stderr = Console(stderr=True)
+    # Progress goes to standard error and only to a terminal, so standard output stays clean for scripts.
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    ) as progress:
+        overall = progress.add_task("files", total=len(args.files))
+        for file in args.files:
+            target = default_output_path(file)
+            if args.output is not None:
+                target = Path(args.output) / target.name
+            pages_task = progress.add_task(f"  {Path(file).name}", total=None)
+
+            def advance(done: int, total: int, task: Any = pages_task) -> None:
+                progress.update(task, completed=done, total=total)
+
+            try:
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", PageIndexWarning)
+                    document, written = index_document(
+                        file,
+                        output=target,
+                        pages=args.pages,
+                        strategy=args.strategy,
+                        model=args.model,
+                        parallel=args.parallel,
+                        tables=args.tables,
+                        images=not args.no_images,
+                        use_outline=not args.no_outline,
+                        password=args.password,
+                        progress=advance,
+                    )
+                for warning in caught:
+                    print(f"extract-thinker-pageindex: warning: {file}: {warning.message}", file=sys.stderr)
+            except (PageIndexError, OSError) as exc:
+                _error(f"{file}: {exc}")
+                status = EXIT_FAILED
+                continue
+            finally:
+                progress.remove_task(pages_task)
+                progress.advance(overall)
+            counts = document.node_counts()
+            record: dict[str, Any] = {
+                "file": file,
+                "output": str(written),
+                "pages": len(document.pages),
+                "nodes": sum(counts.values()),
+                "toc_entries": len(document.toc),
+                "title": document.title,
+            }
+            # While the progress display runs, rich shows what goes to standard output above it.
+            if args.json:
+                print(json.dumps(record))
+            else:
+                print(
+                    f"{file} -> {written}: {record['pages']} page(s), {record['nodes']} nodes, "
+                    f"{record['toc_entries']} TOC entries"
+                )
     return status
 
 
@@ -191,6 +233,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Offline machines stall on litellm's price-map download at import; the bundled map is enough here.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     args = _parser().parse_args(argv)
+    # The library logs why it set something aside (an outline it did not trust); say it the CLI's way.
+    logging.basicConfig(level=logging.WARNING, format="extract-thinker-pageindex: warning: %(message)s")
     runners = {"index": _run_index, "search": _run_search, "inspect": _run_inspect}
     try:
         return runners[args.command](args)
