@@ -105,10 +105,21 @@ def _run_index(args: argparse.Namespace) -> int:
         disable=not stderr.is_terminal,
     ) as progress:
         overall = progress.add_task("files", total=len(args.files))
+        written_by: dict[Path, str] = {}
         for file in args.files:
             target = default_output_path(file)
             if args.output is not None:
                 target = Path(args.output) / target.name
+            earlier = written_by.get(target.resolve())
+            if earlier is not None:
+                _error(
+                    f"{file}: its index would replace the one just written for {earlier} ({target}); "
+                    "index it on its own or with another --output."
+                )
+                status = EXIT_FAILED
+                progress.advance(overall)
+                continue
+            written_by[target.resolve()] = file
             pages_task = progress.add_task(f"  {Path(file).name}", total=None)
 
             def advance(done: int, total: int, task: Any = pages_task) -> None:
