@@ -645,19 +645,32 @@ def _image_png(document: Any, xref: int) -> bytes | None:
 def _page_images(
     pdf_page: Any, page: PageLines, decorative: set[int]
 ) -> list[tuple[int, tuple[int, int, int, int]]]:
-    found = []
+    found: list[tuple[int, tuple[int, int, int, int]]] = []
+    listed = pdf_page.get_images(full=True)  # the cheap look at the page's resources first
+    if not listed:
+        return found
     page_area = page.width * page.height
-    for image in pdf_page.get_images(full=True):
-        xref = image[0]
-        if xref in decorative:
+    # Placements come from one layout pass. Asking PyMuPDF for their xrefs makes it hash every image,
+    # so each placement is matched to the page's images by pixel size, hashing only when that is ambiguous.
+    by_size: dict[tuple[int, int], list[int]] = {}
+    for item in listed:
+        by_size.setdefault((item[2], item[3]), []).append(item[0])
+    ambiguous = any(len(set(xrefs)) > 1 for xrefs in by_size.values())
+    for info in pdf_page.get_image_info(xrefs=ambiguous):
+        if ambiguous:
+            xref = info.get("xref", 0)
+        else:
+            candidates = by_size.get((info.get("width"), info.get("height")), [])
+            xref = candidates[0] if candidates else 0
+        if xref <= 0 or xref in decorative:
+            continue  # inline images have no xref to extract
+        x0, y0, x1, y1 = info["bbox"]
+        width, height = x1 - x0, y1 - y0
+        if min(width, height) < MIN_IMAGE_SIDE or width * height < MIN_IMAGE_AREA * page_area:
             continue
-        for rect in pdf_page.get_image_rects(xref):
-            width, height = rect.width, rect.height
-            if min(width, height) < MIN_IMAGE_SIDE or width * height < MIN_IMAGE_AREA * page_area:
-                continue
-            box = _bbox(rect, page)
-            if box is not None:
-                found.append((xref, box))
+        box = _bbox(info["bbox"], page)
+        if box is not None:
+            found.append((xref, box))
     return found
 
 
