@@ -16,7 +16,15 @@ from .errors import DocumentLoadError, EmptyDocumentError, PageIndexError, PageI
 if TYPE_CHECKING:
     import pymupdf
 
-__all__ = ["PYMUPDF_LOCK", "PdfSource", "open_pdf", "pdf_errors", "render_page_png"]
+__all__ = [
+    "PYMUPDF_LOCK",
+    "PdfSource",
+    "describe_source",
+    "find_tables",
+    "open_pdf",
+    "pdf_errors",
+    "render_page_png",
+]
 
 #: PyMuPDF is not thread-safe, even across separate documents; every call into it holds this lock.
 PYMUPDF_LOCK = threading.RLock()
@@ -24,10 +32,11 @@ PYMUPDF_LOCK = threading.RLock()
 PdfSource = str | os.PathLike[str] | bytes | BytesIO
 
 
-def _describe(source: PdfSource) -> str:
+def describe_source(source: PdfSource) -> str:
+    """How messages name a PDF source: its quoted path, or "The PDF stream"."""
     if isinstance(source, (str, os.PathLike)):
         return repr(str(source))
-    return "the PDF stream"
+    return "The PDF stream"
 
 
 @contextmanager
@@ -64,10 +73,13 @@ def _read_bytes(source: PdfSource, name: str) -> bytes:
 
 
 @contextmanager
-def open_pdf(source: PdfSource, *, password: str | None = None) -> Iterator[pymupdf.Document]:
+def open_pdf(
+    source: PdfSource, *, password: str | None = None, name: str | None = None
+) -> Iterator[pymupdf.Document]:
     """Open a PDF from a path, bytes or BytesIO, authenticated, holding ``PYMUPDF_LOCK``.
 
     Errors raised while the caller reads pages are the caller's to translate (see :func:`pdf_errors`).
+    ``name`` is how messages call the document (by default its quoted path, or "The PDF stream").
 
     Raises:
         DocumentLoadError: missing file, not a PDF, corrupt, or encrypted without the right password.
@@ -78,7 +90,7 @@ def open_pdf(source: PdfSource, *, password: str | None = None) -> Iterator[pymu
     """
     import pymupdf
 
-    name = _describe(source)
+    name = name or describe_source(source)
     with PYMUPDF_LOCK:
         data = _read_bytes(source, name)
         with pdf_errors(name):
@@ -105,6 +117,19 @@ def open_pdf(source: PdfSource, *, password: str | None = None) -> Iterator[pymu
             yield document
         finally:
             document.close()
+
+
+def find_tables(page: Any) -> list[Any]:
+    """PyMuPDF's tables on a page (call while holding ``PYMUPDF_LOCK``).
+
+    PyMuPDF 2 gates its finder by a layout model by default: slower, and on a plain ruled grid it adds
+    empty columns. The finder's own line analysis is used instead where the option exists.
+    """
+    try:
+        found = page.find_tables(use_layout=False)
+    except TypeError:  # PyMuPDF before 2.0 has no layout gate
+        found = page.find_tables()
+    return list(found.tables)
 
 
 def render_page_png(page: Any, dpi: int) -> bytes:

@@ -129,7 +129,7 @@ def build_index(
 
         result = parse_pdf_text(
             resolved.data,
-            name=resolved.name,
+            name=repr(resolved.path.name) if resolved.path is not None else repr(resolved.name),
             pages=pages,
             use_outline=use_outline,
             tables=tables,

@@ -12,6 +12,9 @@ from typing import Any
 
 __all__ = ["Line", "PageLines", "read_page_lines"]
 
+# A text column is at least a fifth of the page wide; a column of figures beside its labels is narrower.
+COLUMN_MIN_WIDTH = 0.2
+
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demibold", re.IGNORECASE)
 _ITALIC_FONT = re.compile(r"italic|oblique", re.IGNORECASE)
 
@@ -125,7 +128,7 @@ def _column_order(blocks: list[dict[str, Any]], width: float) -> list[dict[str, 
         return "full"
 
     def columns_of_text(band: list[dict[str, Any]]) -> bool:
-        # Real columns hold running text: most of each side's characters sit in blocks at least ~30% of
+        # Real columns hold running text: most of each side's characters sit in blocks at least a fifth of
         # the page wide. Statement rows (a label at the left, figures at the right) do not.
         for wanted in ("left", "right"):
             chars = wide = 0
@@ -134,7 +137,7 @@ def _column_order(blocks: list[dict[str, Any]], width: float) -> list[dict[str, 
                     continue
                 count = sum(len(span["text"]) for line in block.get("lines", []) for span in line["spans"])
                 chars += count
-                if block["bbox"][2] - block["bbox"][0] >= width * 0.3:
+                if block["bbox"][2] - block["bbox"][0] >= width * COLUMN_MIN_WIDTH:
                     wide += count
             if chars == 0 or wide < chars * 0.6:
                 return False
@@ -159,11 +162,73 @@ def _column_order(blocks: list[dict[str, Any]], width: float) -> list[dict[str, 
     return ordered
 
 
+def _split_at_gutter(block: dict[str, Any], width: float) -> list[dict[str, Any]]:
+    """Split a block that holds two text columns (written row by row) into a left and a right block.
+
+    MuPDF may join the two columns' pieces of a row into one line. The columns must be separated by a
+    gutter in the middle of the page that no span crosses, and each side must hold running text (at
+    least three lines, typically a fifth of the page wide or more), so that a row of figures beside its
+    label is never taken for two columns.
+    """
+    lines = block.get("lines", [])
+    if len(lines) < 3:
+        return [block]
+    spans = sorted(
+        (span["bbox"][0], span["bbox"][2]) for line in lines for span in line["spans"] if span["text"].strip()
+    )
+    if not spans:
+        return [block]
+    gutter = None
+    reach = spans[0][1]
+    for x0, x1 in spans[1:]:
+        if x0 - reach >= 8 and width * 0.3 <= (x0 + reach) / 2 <= width * 0.7:
+            gutter = (x0 + reach) / 2
+            break
+        reach = max(reach, x1)
+    if gutter is None:
+        return [block]
+    sides: dict[str, list[dict[str, Any]]] = {"left": [], "right": []}
+    for line in lines:
+        for side, keep in (
+            ("left", lambda span: span["bbox"][2] <= gutter),
+            ("right", lambda span: span["bbox"][0] >= gutter),
+        ):
+            part = [span for span in line["spans"] if keep(span)]
+            if any(span["text"].strip() for span in part):
+                box = (
+                    min(span["bbox"][0] for span in part),
+                    min(span["bbox"][1] for span in part),
+                    max(span["bbox"][2] for span in part),
+                    max(span["bbox"][3] for span in part),
+                )
+                sides[side].append({**line, "spans": part, "bbox": box})
+    for side_lines in sides.values():
+        widths = sorted(line["bbox"][2] - line["bbox"][0] for line in side_lines)
+        if len(side_lines) < 3 or widths[len(widths) // 2] < width * COLUMN_MIN_WIDTH:
+            return [block]
+    result = []
+    for side_lines in sides.values():
+        box = (
+            min(line["bbox"][0] for line in side_lines),
+            min(line["bbox"][1] for line in side_lines),
+            max(line["bbox"][2] for line in side_lines),
+            max(line["bbox"][3] for line in side_lines),
+        )
+        result.append({**block, "bbox": box, "lines": side_lines})
+    return result
+
+
 def read_page_lines(page: Any, index: int, flags: int) -> PageLines:
     """The text lines of a PyMuPDF page in reading order (call while holding ``PYMUPDF_LOCK``)."""
     data = page.get_text("dict", flags=flags)
-    blocks = [block for block in data["blocks"] if block.get("type", 0) == 0]
-    result = PageLines(index=index, width=float(data["width"]), height=float(data["height"]))
+    width = float(data["width"])
+    blocks = [
+        part
+        for block in data["blocks"]
+        if block.get("type", 0) == 0
+        for part in _split_at_gutter(block, width)
+    ]
+    result = PageLines(index=index, width=width, height=float(data["height"]))
     for number, block in enumerate(_column_order(blocks, result.width)):
         for raw in block.get("lines", []):
             line = _line_from_spans(raw["spans"], number)

@@ -36,6 +36,7 @@ from ..model import (
     TocEntry,
 )
 from ..pages import PageSpec, normalize_page_spec
+from ..pdf import find_tables
 from .pdf_layout import Line, PageLines, read_page_lines
 
 __all__ = ["PdfTextResult", "parse_pdf_text", "pdf_date"]
@@ -49,6 +50,7 @@ MIN_TEXT_CHARS = 16
 HEADER_BAND = 0.09  # top and bottom share of the page where running headers and footers live
 MIN_IMAGE_SIDE = 48.0  # points: smaller pictures are icons and rules, not content
 MIN_IMAGE_AREA = 0.01  # share of the page area
+CONTEXT_PAGES = 12  # unselected pages read to recognise running headers and footers in a selection
 
 _BULLET = re.compile(r"^(?:[•●▪■◦○‣∙·\-–—*]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\([ivx]{1,4}\))\s+(?=\S)")
 _NUMBERED_PART = re.compile(r"^(part|article|chapter|book|title)\s+([0-9]+|[ivxlc]+)\b", re.IGNORECASE)
@@ -102,7 +104,10 @@ def pdf_date(value: str | None) -> datetime | None:
     except ValueError:
         return None
     if sign in ("+", "-"):
-        offset = timedelta(hours=int(tz_hours or 0), minutes=int(tz_minutes or 0))
+        hours, minutes = int(tz_hours or 0), int(tz_minutes or 0)
+        if hours > 23 or minutes > 59:
+            return None
+        offset = timedelta(hours=hours, minutes=minutes)
         return moment.replace(tzinfo=timezone(offset if sign == "+" else -offset))
     if sign == "Z":
         return moment.replace(tzinfo=timezone.utc)
@@ -206,18 +211,18 @@ def _drop_heading_lists(
 
     A heading introduces content. Names in a signature block, entries of a printed contents page or a
     column of labels look like headings one by one, but they are short and follow each other with
-    nothing in between. (Stacked titles such as company / statement / note are longer and stay.)
+    nothing in between. Stacked titles stay: longer ones (company / statement / note) and numbered ones
+    (PART I / ITEM 1. BUSINESS / OVERVIEW).
     """
     in_heading = {(where, member) for where, members in groups for member in members}
     kept: list[tuple[int, list[int]]] = []
     run: list[tuple[int, list[int]]] = []
 
     def close_run() -> None:
-        short = all(
-            sum(len(pages[where].lines[member].text.split()) for member in members) <= 4
-            for where, members in run
-        )
-        if len(run) < 3 or not short:
+        texts = [" ".join(pages[where].lines[member].text for member in members) for where, members in run]
+        short = all(len(text.split()) <= 4 for text in texts)
+        numbered = any(_NUMBERED_PART.match(text) or _NUMBERED_ITEM.match(text) for text in texts)
+        if len(run) < 3 or not short or numbered:
             kept.extend(run)
         run.clear()
 
@@ -492,6 +497,8 @@ class Assembler:
     ) -> list[Node]:
         """The nodes of one page; ``headings`` maps a heading's first line to (level, text, line count)."""
         nodes: list[Node] = []
+        headers: list[Node] = []
+        footers: list[Node] = []
         counter = 0
         current: dict[str, Any] | None = None  # the paragraph or list item being filled
         item_indents: list[float] = []
@@ -539,9 +546,12 @@ class Assembler:
             if position in extras.covered:
                 position += 1
             elif kind is not None:
+                # Headers open the page and footers close it, wherever the PDF wrote them.
                 flush()
-                node_class = HeaderNode if kind == "header" else FooterNode
-                nodes.append(node_class(id=next_id(), content=line.text))
+                if kind == "header":
+                    headers.append(HeaderNode(id=next_id(), content=line.text))
+                else:
+                    footers.append(FooterNode(id=next_id(), content=line.text))
                 position += 1
             elif heading is not None:
                 flush()
@@ -590,7 +600,7 @@ class Assembler:
                         current["content"] = f"{text} {line.text}"
                 position += 1
         flush()
-        return nodes
+        return headers + nodes + footers
 
 
 def _heading_level(level: int) -> Any:
@@ -609,7 +619,7 @@ def _bbox(rect: Any, page: PageLines) -> tuple[int, int, int, int] | None:
 
 
 def _page_tables(pdf_page: Any, page: PageLines, extras: PageExtras) -> None:
-    for table in pdf_page.find_tables().tables:
+    for table in find_tables(pdf_page):
         box = _bbox(table.bbox, page)
         if box is None:
             continue
@@ -698,7 +708,7 @@ def parse_pdf_text(
 
     Args:
         data: The PDF bytes.
-        name: The document's name, for messages.
+        name: How messages name the document (its quoted file name).
         pages: A 1-based page selection, or ``None`` for all pages.
         use_outline: Take headings and the TOC from a valid outline.
         tables: Run PyMuPDF's table finder (slow) and make table nodes.
@@ -712,7 +722,7 @@ def parse_pdf_text(
     """
     from ..pdf import PYMUPDF_LOCK, open_pdf, pdf_errors
 
-    with open_pdf(data, password=password) as document, PYMUPDF_LOCK, pdf_errors(repr(name)):
+    with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
         page_count = document.page_count
         selected = normalize_page_spec(pages, page_count)
         indices = [index for index in range(page_count) if selected is None or index in selected]
@@ -748,8 +758,13 @@ def parse_pdf_text(
                     )
         outline = document.get_toc(simple=True) if use_outline else []
         metadata = dict(document.metadata or {})
+        # Running headers and footers are told by repetition across the document, so a selection of a
+        # few pages is judged next to a sample of the others: selecting a page never changes its nodes.
+        unread = [index for index in range(page_count) if selected is not None and index not in selected]
+        step = max(1, len(unread) // CONTEXT_PAGES)
+        context = [read_page_lines(document[index], index, flags) for index in unread[::step][:CONTEXT_PAGES]]
 
-    running = find_running_lines(read)
+    running = {key: kind for key, kind in find_running_lines([*read, *context]).items() if key[0] < len(read)}
     positions = {page.index: position for position, page in enumerate(read)}
     located: list[tuple[int, str, int, tuple[int, int] | None]] = []
     note = None

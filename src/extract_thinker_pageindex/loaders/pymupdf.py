@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
 from ..pages import PageSpec, normalize_page_spec
-from ..pdf import PYMUPDF_LOCK, PdfSource, open_pdf, pdf_errors, render_page_png
+from ..pdf import PYMUPDF_LOCK, PdfSource, describe_source, find_tables, open_pdf, pdf_errors, render_page_png
 
 __all__ = ["DocumentLoaderPyMuPDF"]
 
@@ -98,14 +98,14 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
             source.seek(0)
         result: list[dict[str, Any]] = []
         flags = _text_flags()
-        name = repr(str(source)) if isinstance(source, str) else "the PDF stream"
+        name = describe_source(source)
         with open_pdf(source, password=self.password) as document, PYMUPDF_LOCK, pdf_errors(name):
             selected = normalize_page_spec(self.pages, document.page_count)
             for index in range(document.page_count):
                 if selected is not None and index not in selected:
                     continue
                 page = document[index]
-                found = page.find_tables().tables if self.tables else []
+                found = find_tables(page) if self.tables else []
                 text = (
                     _page_text_with_tables(page, found, flags)
                     if found
