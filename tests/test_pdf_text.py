@@ -1185,3 +1185,21 @@ def test_font_statistics_recover_most_of_a_10k_outline(eval_dir: Path) -> None:
     ]
     assert len(recovered) >= 0.8 * len(outline), f"{len(recovered)} of {len(outline)} outline entries found"
     assert len(found) <= 3 * len(outline)
+
+
+def test_a_pdf_without_pages_is_an_empty_document_error(tmp_path: Path) -> None:
+    # PyMuPDF refuses to write a PDF with no page, so this one is written by hand.
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [] /Count 0 >>"]
+    out = b"%PDF-1.7\n"
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
+    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    path = tmp_path / "no-pages.pdf"
+    path.write_bytes(out)
+    with pytest.raises(EmptyDocumentError, match="no pages"):
+        build_index(path)
