@@ -22,6 +22,7 @@ from extract_thinker_pageindex.errors import (
     PageIndexWarning,
     PageSpecError,
 )
+from pdf_support import CATALOG, LEAF, raw_pdf
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 TEXTS = [f"Page {n} says word{n} and nothing else." for n in range(1, 5)]
@@ -67,24 +68,6 @@ def table_pdf(path: Path) -> Path:
     document.save(path)
     document.close()
     return path
-
-
-def raw_pdf(objects: list[str]) -> bytes:
-    """A PDF written by hand with a correct xref table, for page trees PyMuPDF refuses to write."""
-    out = b"%PDF-1.7\n"
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
-    return out
-
-
-CATALOG = "<< /Type /Catalog /Pages 2 0 R >>"
-LEAF = "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"
 
 
 # -- the framework protocol --------------------------------------------------------------------------

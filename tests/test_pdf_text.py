@@ -40,6 +40,7 @@ from extract_thinker_pageindex import (
     load_index,
 )
 from extract_thinker_pageindex.build.pdf_text import normalise_title, pdf_date
+from pdf_support import CATALOG, raw_pdf
 
 SAMPLE_PDF = Path(__file__).resolve().parents[1] / "examples" / "data" / "service-agreement.pdf"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -1189,16 +1190,7 @@ def test_font_statistics_recover_most_of_a_10k_outline(eval_dir: Path) -> None:
 
 def test_a_pdf_without_pages_is_an_empty_document_error(tmp_path: Path) -> None:
     # PyMuPDF refuses to write a PDF with no page, so this one is written by hand.
-    objects = ["<< /Type /Catalog /Pages 2 0 R >>", "<< /Type /Pages /Kids [] /Count 0 >>"]
-    out = b"%PDF-1.7\n"
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += f"{number} 0 obj\n{body}\nendobj\n".encode()
-    xref = len(out)
-    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
-    out += b"".join(f"{offset:010d} 00000 n \n".encode() for offset in offsets)
-    out += f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n".encode()
+    out = raw_pdf([CATALOG, "<< /Type /Pages /Kids [] /Count 0 >>"])
     path = tmp_path / "no-pages.pdf"
     path.write_bytes(out)
     with pytest.raises(EmptyDocumentError, match="no pages"):
