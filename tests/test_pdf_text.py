@@ -34,7 +34,6 @@ from extract_thinker_pageindex import (
     SectionInfo,
     SectionNode,
     TableNode,
-    UnsupportedFormatError,
     build_index,
     index_document,
     load_index,
@@ -966,8 +965,8 @@ def test_text_strategy_keeps_the_page_empty_silently(scan_mix_pdf: Path) -> None
     assert not [node for node in page_of(document, 1).nodes if node.type in TEXT_NODE_TYPES]
 
 
-def test_vision_strategy_is_not_available_yet(scan_mix_pdf: Path) -> None:
-    with pytest.raises(UnsupportedFormatError, match="vision"):
+def test_vision_strategy_needs_a_model(scan_mix_pdf: Path) -> None:
+    with pytest.raises(ModelRequiredError, match="vision model; pass model="):
         build_index(scan_mix_pdf, strategy="vision")
 
 

@@ -245,7 +245,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     args = _parser().parse_args(argv)
     # The library logs why it set something aside (an outline it did not trust); say it the CLI's way.
-    logging.basicConfig(level=logging.WARNING, format="extract-thinker-pageindex: warning: %(message)s")
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("extract-thinker-pageindex: warning: %(message)s"))
+    package_logger = logging.getLogger("extract_thinker_pageindex")
+    if not package_logger.handlers:
+        package_logger.addHandler(handler)
+        package_logger.setLevel(logging.WARNING)
     runners = {"index": _run_index, "search": _run_search, "inspect": _run_inspect}
     try:
         return runners[args.command](args)

@@ -21,12 +21,14 @@ __all__ = [
     "FORMAT_VERSION",
     "BBox",
     "Document",
+    "FailedPage",
     "FooterNode",
     "HeaderNode",
     "HeadingNode",
     "ImageNode",
     "ListItemNode",
     "MetadataNode",
+    "ModelUsage",
     "Node",
     "Page",
     "ParagraphNode",
@@ -79,11 +81,18 @@ def level_number(level: str) -> int:
     return int(level[1:])
 
 
+def _id_to_str(value: Any) -> Any:
+    # Models often number their ids (1, 2, 3); an id is text.
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
 class _NodeBase(Contract):
-    id: str = Field(
+    id: Annotated[str, BeforeValidator(_id_to_str)] = Field(
         min_length=1, description="Identifier, unique within the document (page-local in a model answer)."
     )
-    parent_id: str | None = Field(
+    parent_id: Annotated[str | None, BeforeValidator(_id_to_str)] = Field(
         default=None, description="Id of the enclosing section, or null at top level."
     )
 
@@ -208,6 +217,59 @@ Node = Annotated[
 ]
 
 
+def _loose_bbox(value: Any) -> Any:
+    """A model's box as four numbers in its own scale; anything else is no box (checked and scaled later)."""
+    numbers = isinstance(value, (list, tuple)) and len(value) == 4
+    if numbers and all(isinstance(item, (int, float)) and not isinstance(item, bool) for item in value):
+        return [float(item) for item in value]
+    return None
+
+
+LooseBBox = Annotated[list[float] | None, BeforeValidator(_loose_bbox)]
+
+
+class AnswerImageNode(ImageNode):
+    """An image node as a vision model answers it: ``bbox`` in the model's own coordinates."""
+
+    bbox: LooseBBox = Field(default=None, description="[xmin, ymin, xmax, ymax] of the image on the page.")  # type: ignore[assignment]
+
+
+class AnswerTableNode(TableNode):
+    """A table node as a vision model answers it: ``bbox`` in the model's own coordinates."""
+
+    bbox: LooseBBox = Field(default=None, description="[xmin, ymin, xmax, ymax] of the table on the page.")  # type: ignore[assignment]
+
+
+#: Any node a vision model may answer for a page, TOC entries of printed contents pages included.
+AnswerNode = Annotated[
+    (
+        SectionNode
+        | HeadingNode
+        | ParagraphNode
+        | ListItemNode
+        | AnswerImageNode
+        | AnswerTableNode
+        | HeaderNode
+        | FooterNode
+        | MetadataNode
+        | TocEntryNode
+    ),
+    Field(discriminator="type"),
+]
+
+
+class PageAnswer(Contract):
+    """The vision model's answer for one page: its nodes in reading order, with page-local ids."""
+
+    nodes: list[AnswerNode] = Field(default_factory=list)
+
+
+class TitleAnswer(Contract):
+    """The model's answer when asked for a document's title."""
+
+    title: str = Field(description="The document's title, as a reader would cite it.")
+
+
 def _printed_page_to_str(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("printed_page must be a page label, not a boolean")
@@ -248,6 +310,21 @@ class SectionInfo(Contract):
     last_page: int
 
 
+class ModelUsage(Contract):
+    """What building the index cost in model calls and tokens (retries and repairs included)."""
+
+    calls: NonNegativeInt = 0
+    input_tokens: NonNegativeInt = 0
+    output_tokens: NonNegativeInt = 0
+
+
+class FailedPage(Contract):
+    """A page left out because the model could not read it (``on_page_error="skip"``)."""
+
+    index: NonNegativeInt
+    reason: str
+
+
 class Document(Contract):
     """A page index: metadata, pages of typed nodes and a TOC tree linked to sections."""
 
@@ -264,6 +341,10 @@ class Document(Contract):
     )
     pages: list[Page] = Field(default_factory=list)
     toc: list[TocEntry] = Field(default_factory=list)
+    usage: ModelUsage | None = Field(
+        default=None, description="Model calls and tokens, when a model was used."
+    )
+    failed_pages: list[FailedPage] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _check_references(self) -> Document:

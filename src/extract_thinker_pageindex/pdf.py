@@ -76,9 +76,11 @@ def _read_bytes(source: PdfSource, name: str) -> bytes:
 def open_pdf(
     source: PdfSource, *, password: str | None = None, name: str | None = None
 ) -> Iterator[pymupdf.Document]:
-    """Open a PDF from a path, bytes or BytesIO, authenticated, holding ``PYMUPDF_LOCK``.
+    """Open a PDF from a path, bytes or BytesIO, authenticated.
 
-    Errors raised while the caller reads pages are the caller's to translate (see :func:`pdf_errors`).
+    The lock is held while opening and closing only: callers hold ``PYMUPDF_LOCK`` around every use of
+    the document (several threads may render its pages in turn). Errors raised while the caller reads
+    pages are the caller's to translate (see :func:`pdf_errors`).
     ``name`` is how messages call the document (by default its quoted path, or "The PDF stream").
 
     Raises:
@@ -91,8 +93,8 @@ def open_pdf(
     import pymupdf
 
     name = name or describe_source(source)
+    data = _read_bytes(source, name)
     with PYMUPDF_LOCK:
-        data = _read_bytes(source, name)
         with pdf_errors(name):
             document = pymupdf.open(stream=data, filetype="pdf")
         try:
@@ -114,8 +116,13 @@ def open_pdf(
                         PageIndexWarning,
                         stacklevel=3,
                     )
-            yield document
-        finally:
+        except BaseException:
+            document.close()
+            raise
+    try:
+        yield document
+    finally:
+        with PYMUPDF_LOCK:
             document.close()
 
 

@@ -8,10 +8,11 @@ from datetime import datetime
 from typing import Any, Literal
 
 from ..errors import InvalidOptionError, ModelRequiredError, PageIndexWarning, UnsupportedFormatError
-from ..model import Document, HeadingNode, Page, TocEntry
+from ..llm import ModelClient, as_model_client
+from ..model import Document, FailedPage, HeadingNode, ModelUsage, Page, TocEntry
 from ..pages import PageSpec, normalize_page_spec
 from ..postprocess.selection import restrict_pages
-from ..postprocess.toc import toc_from_sections
+from ..postprocess.toc import toc_from_entries, toc_from_sections
 from ..sources import Source, SourceInput, decode_text, resolve_source
 
 __all__ = ["STRATEGIES", "build_index"]
@@ -115,47 +116,172 @@ def build_index(
     elif resolved.kind == "text":
         if strategy == "vision":
             raise UnsupportedFormatError(
-                "Plain text is parsed, not read by a vision model; use strategy='auto'."
+                "Plain text is parsed, not read by a vision model; pass model= to read it with a model."
             )
         from .text import parse_text
 
-        all_pages = parse_text(decode_text(resolved))
-    elif resolved.kind == "pdf":
-        if strategy == "vision":
-            raise UnsupportedFormatError(
-                "The vision strategy is not available in this version yet; use strategy='text' or 'auto'."
-            )
-        from .pdf_text import parse_pdf_text
+        text = decode_text(resolved)
+        if model is None:
+            all_pages = parse_text(text)
+        else:
+            from .vision import extract_text_pages
 
-        result = parse_pdf_text(
-            resolved.data,
-            name=repr(resolved.path.name) if resolved.path is not None else repr(resolved.name),
-            pages=pages,
-            use_outline=use_outline,
-            tables=tables,
-            images=images,
-            password=password,
-            progress=progress,
+            parts = text.split("\f")
+            selected = normalize_page_spec(pages, len(parts))
+            chosen = {
+                index: part for index, part in enumerate(parts) if selected is None or index in selected
+            }
+            client = as_model_client(model)
+            result = extract_text_pages(chosen, client, parallel=parallel, on_page_error=on_page_error)
+            fields.update(_model_fields(client, result.failures))
+            fields.update({key: value for key, value in metadata.items() if value is not None})
+            if fields.get("title") is None:
+                fields["title"] = _title(client, result.pages)
+            return _document(resolved, len(parts), result.pages, None, fields)
+    elif resolved.kind == "pdf":
+        return _build_pdf(
+            resolved,
+            strategy,
+            model,
+            pages,
+            parallel,
+            use_outline,
+            on_page_error,
+            dpi,
+            tables,
+            images,
+            password,
+            progress,
+            metadata,
         )
-        if strategy == "auto" and result.pages_without_text:
-            _pages_need_vision(resolved.name, result.pages_without_text, model, on_page_error)
-        fields.update(
-            title=result.title or _first_top_heading(result.pages),
-            author=result.author,
-            created_at=result.created_at,
-            updated_at=result.updated_at,
-        )
-        fields.update({key: value for key, value in metadata.items() if value is not None})
-        return _document(resolved, result.page_count, result.pages, result.toc, fields)
     else:
-        raise UnsupportedFormatError(
-            f"Indexing {resolved.kind} sources needs the vision strategy, which is not available in this "
-            "version yet; index PDF, Markdown (.md) or plain text (.txt) files."
+        if model is None:
+            raise ModelRequiredError(
+                f"{resolved.name!r} is an image: reading it needs a vision model; pass model=."
+            )
+        from .vision import extract_pages, image_page
+
+        normalize_page_spec(pages, 1)
+        page = image_page(resolved.data, repr(resolved.name))
+        client = as_model_client(model)
+        result = extract_pages(
+            [0], lambda _: page, client, parallel=1, on_page_error=on_page_error, progress=progress
         )
+        fields.update(_model_fields(client, result.failures))
+        fields.update({key: value for key, value in metadata.items() if value is not None})
+        if fields.get("title") is None:
+            fields["title"] = _title(client, result.pages)
+        toc = toc_from_entries(result.toc_entries, result.pages) if result.toc_entries else None
+        return _document(resolved, 1, result.pages, toc, fields)
 
     kept = restrict_pages(all_pages, normalize_page_spec(pages, len(all_pages)))
     fields.update({key: value for key, value in metadata.items() if value is not None})
     return _document(resolved, len(all_pages), kept, None, fields)
+
+
+def _build_pdf(
+    resolved: Source,
+    strategy: str,
+    model: Any,
+    pages: PageSpec | None,
+    parallel: int,
+    use_outline: bool,
+    on_page_error: str,
+    dpi: int,
+    tables: bool,
+    images: bool,
+    password: str | None,
+    progress: Callable[[int, int], None] | None,
+    metadata: dict[str, Any],
+) -> Document:
+    """A PDF by the text, vision or auto strategy."""
+    name = repr(resolved.path.name) if resolved.path is not None else repr(resolved.name)
+    fields: dict[str, Any] = {}
+    client = as_model_client(model) if model is not None else None
+    if strategy == "vision":
+        if client is None:
+            raise ModelRequiredError(f"strategy='vision' reads {name} with a vision model; pass model=.")
+        from ..pdf import open_pdf
+        from .pdf_text import pdf_date
+        from .vision import extract_pages, pdf_renderer
+
+        with open_pdf(resolved.data, password=password, name=name) as document:
+            page_count = document.page_count
+            selected = normalize_page_spec(pages, page_count)
+            indices = [index for index in range(page_count) if selected is None or index in selected]
+            info = dict(document.metadata or {})
+            result = extract_pages(
+                indices,
+                pdf_renderer(document, dpi),
+                client,
+                parallel=parallel,
+                on_page_error=on_page_error,
+                progress=progress,
+            )
+        fields.update(
+            title=(info.get("title") or "").strip() or None,
+            author=(info.get("author") or "").strip() or None,
+            created_at=pdf_date(info.get("creationDate")),
+            updated_at=pdf_date(info.get("modDate")),
+        )
+        fields.update(_model_fields(client, result.failures))
+        fields.update({key: value for key, value in metadata.items() if value is not None})
+        if fields.get("title") is None:
+            fields["title"] = _title(client, result.pages)
+        toc = toc_from_entries(result.toc_entries, result.pages) if result.toc_entries else None
+        return _document(resolved, page_count, result.pages, toc, fields)
+
+    from .pdf_text import parse_pdf_text
+
+    text = parse_pdf_text(
+        resolved.data,
+        name=name,
+        pages=pages,
+        use_outline=use_outline,
+        tables=tables,
+        images=images,
+        password=password,
+        progress=progress,
+    )
+    built = text.pages
+    if strategy == "auto" and text.pages_without_text:
+        if client is None:
+            _pages_need_vision(resolved.name, text.pages_without_text, on_page_error)
+        else:
+            from ..pdf import open_pdf
+            from .vision import extract_pages, pdf_renderer
+
+            with open_pdf(resolved.data, password=password, name=name) as document:
+                read = extract_pages(
+                    text.pages_without_text,
+                    pdf_renderer(document, dpi),
+                    client,
+                    parallel=parallel,
+                    on_page_error=on_page_error,
+                )
+            by_index = {page.index: page for page in read.pages}
+            built = [by_index.get(page.index, page) for page in built]
+            fields.update(_model_fields(client, read.failures))
+    fields.update(
+        title=text.title, author=text.author, created_at=text.created_at, updated_at=text.updated_at
+    )
+    fields.update({key: value for key, value in metadata.items() if value is not None})
+    if fields.get("title") is None:
+        fields["title"] = _title(client, built) if client is not None else _first_top_heading(built)
+    return _document(resolved, text.page_count, built, text.toc, fields)
+
+
+def _model_fields(client: ModelClient, failures: list[Any]) -> dict[str, Any]:
+    return {
+        "usage": ModelUsage(**client.usage.as_dict()),
+        "failed_pages": [FailedPage(index=failure.index, reason=failure.reason) for failure in failures],
+    }
+
+
+def _title(client: ModelClient, pages: list[Page]) -> str | None:
+    from ..postprocess.title import infer_title
+
+    return infer_title(client, pages) or _first_top_heading(pages)
 
 
 def _document(
@@ -183,14 +309,9 @@ def _first_top_heading(pages: list[Page]) -> str | None:
     return next(node.content for node in headings if node.level == top)
 
 
-def _pages_need_vision(name: str, page_indices: list[int], model: Any, on_page_error: str) -> None:
-    """Pages without a text layer under the auto strategy: a model reads them, or the caller is told."""
+def _pages_need_vision(name: str, page_indices: list[int], on_page_error: str) -> None:
+    """Pages without a text layer, under the auto strategy and without a model: warn, or refuse."""
     numbers = ", ".join(str(index + 1) for index in page_indices)
-    if model is not None:
-        raise UnsupportedFormatError(
-            f"Page(s) {numbers} of {name!r} have no text layer and need the vision strategy, which is not "
-            "available in this version yet; pass on_page_error='skip' to keep them empty."
-        )
     if on_page_error == "skip":
         warnings.warn(
             f"Page(s) {numbers} of {name!r} have no text layer (scanned or pictures only) and were kept "

@@ -1,12 +1,14 @@
-"""The table of contents generated from the heading structure, as a tree linked to sections."""
+"""The table of contents: generated from the heading structure, or read from printed contents pages."""
 
 from __future__ import annotations
 
+import re
+from collections import Counter
 from collections.abc import Sequence
 
-from ..model import HeadingNode, Page, SectionNode, TocEntry
+from ..model import HeadingNode, Page, SectionNode, TocEntry, TocEntryNode
 
-__all__ = ["toc_from_sections"]
+__all__ = ["comparable_title", "toc_from_entries", "toc_from_sections"]
 
 
 def toc_from_sections(pages: Sequence[Page]) -> list[TocEntry]:
@@ -56,3 +58,86 @@ def toc_from_sections(pages: Sequence[Page]) -> list[TocEntry]:
             entries.append(entry)
             entry_of_section[node.id] = entry
     return entries
+
+
+_NUMBERING = re.compile(
+    r"^\s*(?:(?:part|item|section|article|chapter|note)\s+)?(?:[0-9]+[a-z]?(?:\.[0-9]+)*|[ivxlc]+)[.):]?\s+",
+    re.IGNORECASE,
+)
+_LEADERS = re.compile(r"(?:\s*[.…·_]){3,}\s*\S*\s*$")
+
+
+def comparable_title(text: str) -> str:
+    """A title reduced for matching: numbering ("2.1", "Item 7.", "IV."), dot leaders with their page
+    number, case, punctuation and extra spaces removed."""
+    text = _LEADERS.sub("", text)
+    text = _NUMBERING.sub("", text)
+    return " ".join(re.sub(r"[\W_]+", " ", text.lower()).split())
+
+
+def toc_from_entries(entries: Sequence[tuple[int, TocEntryNode]], pages: Sequence[Page]) -> list[TocEntry]:
+    """The TOC read from printed contents pages, as a tree linked to sections and physical pages.
+
+    Each entry is linked to the section whose title matches it best (rapidfuzz ratio >= 85 on
+    :func:`comparable_title`). Printed page numbers are mapped to physical page indices by the offset
+    that most linked entries agree on, which places the entries that matched no section too.
+
+    Args:
+        entries: ``(page index where printed, entry)`` in reading order.
+        pages: The document's pages (sections and headings with document-unique ids).
+    """
+    from rapidfuzz import fuzz, process
+
+    sections: list[tuple[str, str, int]] = []  # (comparable title, section id, page index)
+    titles: dict[str, str] = {}
+    for page in pages:
+        for node in page.nodes:
+            if isinstance(node, HeadingNode) and node.parent_id is not None:
+                titles.setdefault(node.parent_id, node.content)
+    for page in pages:
+        for node in page.nodes:
+            if isinstance(node, SectionNode) and node.id in titles:
+                sections.append((comparable_title(titles[node.id]), node.id, page.index))
+    choices = [item[0] for item in sections]
+
+    linked: list[tuple[str | None, int | None]] = []
+    offsets: Counter[int] = Counter()
+    for _, entry in entries:
+        match = process.extractOne(comparable_title(entry.title), choices, scorer=fuzz.ratio, score_cutoff=85)
+        if match is None:
+            linked.append((None, None))
+            continue
+        _, section_id, page_index = sections[match[2]]
+        linked.append((section_id, page_index))
+        if entry.printed_page is not None and entry.printed_page.strip().isdigit():
+            offsets[page_index - int(entry.printed_page)] += 1
+    offset = offsets.most_common(1)[0][0] if offsets else None
+    page_indices = {page.index for page in pages}
+
+    result: list[TocEntry] = []
+    stack: list[tuple[int, str]] = []
+    for (_, entry), (linked_section, linked_page) in zip(entries, linked, strict=True):
+        level = int(entry.level[1:])
+        while stack and stack[-1][0] >= level:
+            stack.pop()
+        target = linked_page
+        if (
+            target is None
+            and offset is not None
+            and entry.printed_page
+            and entry.printed_page.strip().isdigit()
+        ):
+            candidate = int(entry.printed_page) + offset
+            target = candidate if candidate in page_indices else None
+        item = TocEntry(
+            id=f"toc-{len(result) + 1}",
+            parent_id=stack[-1][1] if stack else None,
+            title=entry.title.strip(),
+            target_page=target,
+            printed_page=entry.printed_page,
+            target_section_id=linked_section,
+            level=f"l{min(len(stack) + 1, 6)}",
+        )
+        result.append(item)
+        stack.append((level, item.id))
+    return result

@@ -1,0 +1,482 @@
+"""The vision strategy: each page rendered to an image and read by a vision model into typed nodes.
+
+Pages run in parallel (a bounded pool), are rendered only when a worker takes them (never all in memory),
+and each has a time budget over its retries. Image and table regions are cropped from the page image by
+the boxes the model gives, scaled from the model's coordinates (pixels, or 0-1000 for some families).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..errors import LLMExtractionError
+from ..llm import ModelClient, image_part
+from ..model import (
+    AnswerImageNode,
+    AnswerTableNode,
+    HeadingNode,
+    ImageNode,
+    Node,
+    Page,
+    PageAnswer,
+    SectionNode,
+    TableNode,
+    TocEntryNode,
+)
+
+__all__ = ["PAGE_OBJECTIVE", "PageFailure", "RenderedPage", "VisionResult", "extract_pages", "scale_bbox"]
+
+PAGE_OBJECTIVE = """You turn one page of a document into its typed structure, for a page index that people and
+programs navigate, cite and extract from. You see the page as an image of {width} x {height} pixels.
+
+Answer with JSON {{"nodes": [...]}}: every piece of the page, in reading order (columns left to right),
+each with a page-local "id" (n1, n2, ...) and "parent_id" (the id of the section it belongs to, or null).
+
+Node types:
+- "section": opens where a heading starts; "description": 2-3 sentences on what the section covers.
+  Its heading is a "heading" node whose parent_id is the section; a subsection's parent_id is its section.
+- "heading": "level" h1..h6 by visual rank, "content": the heading text exactly as printed.
+- "paragraph": "level" paragraph | citation | code | aside | abstract | footnote; "content": the exact
+  text, never a summary. "continuation": true when it continues from the previous page.
+- "list_item": "level" l1..l6 by nesting, "content": the item's exact text without its bullet.
+- "table": "kind" data | form | layout | other; "content": the whole table as a Markdown table, every row
+  and cell; "caption", "description" (what it shows), "bbox"; "continuation" when it continues a table
+  of the previous page.
+- "image": "kind" photo | diagram | chart | logo | icon | illustration | screenshot | signature | map |
+  other; "caption"; "description" (what it shows, for a reader who cannot see it); "bbox".
+- "header" / "footer": running page headers and footers (page numbers included); "metadata": document
+  numbers, dates, classification lines.
+- "toc_entry": only on a printed table of contents page: "title", "printed_page" (as printed), "level"
+  l1..l6 by indentation.
+
+"bbox" is [xmin, ymin, xmax, ymax] in {scale}. Copy text exactly; do not invent content."""
+
+_SAFE = re.compile(r"[^A-Za-z0-9._-]+")
+PAD = 0.01  # share of the page added around a cropped region
+
+
+@dataclass
+class RenderedPage:
+    """A page as the model sees it: PNG bytes, its pixel size and the page size in points."""
+
+    png: bytes
+    width_px: int
+    height_px: int
+    width_pt: float
+    height_pt: float
+
+
+@dataclass
+class PageFailure:
+    """A page the model could not read, and why."""
+
+    index: int
+    reason: str
+
+
+@dataclass
+class VisionResult:
+    """Pages read by the model (in page order), TOC entries read from printed contents pages, failures."""
+
+    pages: list[Page]
+    toc_entries: list[tuple[int, TocEntryNode]] = field(default_factory=list)
+    failures: list[PageFailure] = field(default_factory=list)
+
+
+def scale_bbox(
+    bbox: Sequence[float] | None, page: RenderedPage, scale: str
+) -> tuple[tuple[int, int, int, int], tuple[int, int, int, int]] | None:
+    """A model's box as (points on the page, pixels on the image), padded and clamped; None when empty.
+
+    Args:
+        bbox: ``[xmin, ymin, xmax, ymax]`` as the model answered it.
+        page: The rendered page the model saw.
+        scale: ``"pixels"`` (of the image) or ``"normalized"`` (0-1000 of the page).
+    """
+    if bbox is None or len(bbox) != 4:
+        return None
+    x0, y0, x1, y1 = (float(value) for value in bbox)
+    x0, x1 = min(x0, x1), max(x0, x1)
+    y0, y1 = min(y0, y1), max(y0, y1)
+    if scale == "normalized":
+        fx0, fy0, fx1, fy1 = x0 / 1000, y0 / 1000, x1 / 1000, y1 / 1000
+    else:
+        fx0, fy0, fx1, fy1 = x0 / page.width_px, y0 / page.height_px, x1 / page.width_px, y1 / page.height_px
+    fx0, fy0 = max(0.0, fx0 - PAD), max(0.0, fy0 - PAD)
+    fx1, fy1 = min(1.0, fx1 + PAD), min(1.0, fy1 + PAD)
+    if fx1 - fx0 <= PAD * 2 or fy1 - fy0 <= PAD * 2:
+        return None  # empty (or entirely off the page) once clamped
+    points = (
+        int(fx0 * page.width_pt),
+        int(fy0 * page.height_pt),
+        max(int(fx0 * page.width_pt) + 1, round(fx1 * page.width_pt)),
+        max(int(fy0 * page.height_pt) + 1, round(fy1 * page.height_pt)),
+    )
+    pixels = (
+        int(fx0 * page.width_px),
+        int(fy0 * page.height_px),
+        max(int(fx0 * page.width_px) + 1, round(fx1 * page.width_px)),
+        max(int(fy0 * page.height_px) + 1, round(fy1 * page.height_px)),
+    )
+    return points, pixels
+
+
+def _crop(png: bytes, box: tuple[int, int, int, int]) -> bytes:
+    from PIL import Image
+
+    with Image.open(io.BytesIO(png)) as image:
+        out = io.BytesIO()
+        image.crop(box).save(out, format="PNG")
+        return out.getvalue()
+
+
+def _local_ids(answer: PageAnswer, page_index: int) -> dict[str, str]:
+    """Page-local ids to document ids ``p<page>-<id>`` (file-name safe, unique on the page)."""
+    mapping: dict[str, str] = {}
+    used: set[str] = set()
+    for number, node in enumerate(answer.nodes, start=1):
+        base = _SAFE.sub("-", node.id).strip("-._")[:48] or str(number)
+        candidate = f"p{page_index}-{base}"
+        suffix = 2
+        while candidate in used:
+            candidate = f"p{page_index}-{base}-{suffix}"
+            suffix += 1
+        used.add(candidate)
+        mapping.setdefault(node.id, candidate)
+    return mapping
+
+
+def answer_to_nodes(
+    answer: PageAnswer, page_index: int, rendered: RenderedPage, scale: str
+) -> tuple[list[Node], list[TocEntryNode], int]:
+    """One page's answer as document nodes: global ids, resolved parents, scaled boxes, cropped images.
+
+    Returns:
+        The nodes, the TOC entries read on the page, and how many references had to be dropped.
+    """
+    ids = _local_ids(answer, page_index)
+    sections = {node.id for node in answer.nodes if isinstance(node, SectionNode)}
+    nodes: list[Node] = []
+    entries: list[TocEntryNode] = []
+    dropped = 0
+    for node in answer.nodes:
+        parent = node.parent_id
+        if parent is not None and parent not in sections:
+            parent, dropped = None, dropped + 1  # a parent that is no section on this page
+        update: dict[str, Any] = {
+            "id": ids[node.id],
+            "parent_id": ids[parent] if parent is not None else None,
+        }
+        if isinstance(node, TocEntryNode):
+            entries.append(node.model_copy(update=update))
+            continue
+        if isinstance(node, (AnswerImageNode, AnswerTableNode)):
+            target = ImageNode if isinstance(node, AnswerImageNode) else TableNode
+            data = node.model_dump(exclude={"bbox", "image_data", "image_path"})
+            data.update(update)
+            scaled = scale_bbox(node.bbox, rendered, scale)
+            if scaled is not None:
+                data["bbox"], pixels = scaled
+                data["image_data"] = _crop(rendered.png, pixels)
+            nodes.append(target(**data))
+            continue
+        nodes.append(node.model_copy(update=update))
+    return nodes, entries, dropped
+
+
+def nest_across_pages(pages: list[Page]) -> None:
+    """Attach each page's top-level content to the section still open from earlier pages.
+
+    A section continues over page breaks until a heading of the same or a higher level: top-level
+    sections of a page nest under open deeper-levelled ones, and content before a page's first heading
+    belongs to the innermost open section.
+    """
+    stack: list[tuple[int, str]] = []  # (heading level, section id)
+    for page in pages:
+        levels = {
+            node.parent_id: int(node.level[1:])
+            for node in page.nodes
+            if isinstance(node, HeadingNode) and node.parent_id is not None
+        }
+        updated: list[Node] = []
+        for node in page.nodes:
+            if isinstance(node, SectionNode):
+                level = levels.get(node.id, 6)
+                if node.parent_id is None:
+                    while stack and stack[-1][0] >= level:
+                        stack.pop()
+                    if stack:
+                        node = node.model_copy(update={"parent_id": stack[-1][1]})
+                else:
+                    while stack and stack[-1][1] != node.parent_id:
+                        stack.pop()
+                stack.append((level, node.id))
+            elif node.parent_id is None and node.type not in ("header", "footer", "metadata") and stack:
+                node = node.model_copy(update={"parent_id": stack[-1][1]})
+            updated.append(node)
+        page.nodes = updated
+
+
+def _messages(rendered: RenderedPage, scale: str, objective: str) -> list[dict[str, Any]]:
+    unit = (
+        f"pixels of the {rendered.width_px} x {rendered.height_px} image"
+        if scale == "pixels"
+        else "thousandths of the page's width and height (0-1000)"
+    )
+    return [
+        {
+            "role": "system",
+            "content": objective.format(width=rendered.width_px, height=rendered.height_px, scale=unit),
+        },
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "Extract the nodes of this page."},
+                image_part(rendered.png),
+            ],
+        },
+    ]
+
+
+def extract_pages(
+    indices: Sequence[int],
+    render: Callable[[int], RenderedPage],
+    client: ModelClient,
+    *,
+    parallel: int = 3,
+    page_timeout: float = 600.0,
+    on_page_error: str = "raise",
+    objective: str = PAGE_OBJECTIVE,
+    progress: Callable[[int, int], None] | None = None,
+) -> VisionResult:
+    """Read pages with a vision model, ``parallel`` at a time, each within ``page_timeout`` seconds.
+
+    Args:
+        indices: 0-based page indices to read (only these are rendered and sent).
+        render: Renders one page; called by the worker that reads it, so pages are not held in memory.
+        client: The model client (retries, timeouts, usage).
+        on_page_error: ``"raise"``: fail the document naming every failed page and why;
+            ``"skip"``: leave failed pages out and record them in the result.
+
+    Raises:
+        LLMExtractionError: with ``on_page_error="raise"``, when any page failed.
+    """
+    done_lock = threading.Lock()
+    done = 0
+    dropped = 0
+
+    def work(index: int) -> tuple[list[Node], list[TocEntryNode]] | PageFailure:
+        nonlocal done, dropped
+        deadline = time.monotonic() + page_timeout
+        try:
+            rendered = render(index)
+            answer = client.ask(
+                _messages(rendered, client.bbox_scale, objective),
+                PageAnswer,
+                what=f"page {index + 1}",
+                deadline=deadline,
+            )
+            nodes, entries, lost = answer_to_nodes(answer, index, rendered, client.bbox_scale)
+            result: tuple[list[Node], list[TocEntryNode]] | PageFailure = (nodes, entries)
+        except LLMExtractionError as exc:
+            result, lost = PageFailure(index, str(exc)), 0
+        with done_lock:
+            done += 1
+            dropped += lost
+            if progress is not None:
+                progress(done, len(indices))
+        return result
+
+    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(indices) or 1))) as pool:
+        outcomes = list(pool.map(work, indices))
+
+    failures = [outcome for outcome in outcomes if isinstance(outcome, PageFailure)]
+    if failures and on_page_error == "raise":
+        listed = "; ".join(f"page {failure.index + 1}: {failure.reason}" for failure in failures)
+        raise LLMExtractionError(f"{len(failures)} page(s) could not be read by the model. {listed}")
+    pages: list[Page] = []
+    entries: list[tuple[int, TocEntryNode]] = []
+    for index, outcome in zip(indices, outcomes, strict=True):
+        if isinstance(outcome, PageFailure):
+            continue
+        nodes, page_entries = outcome
+        pages.append(Page(index=index, nodes=nodes))
+        entries.extend((index, entry) for entry in page_entries)
+    nest_across_pages(pages)
+    if dropped:
+        import warnings
+
+        from ..errors import PageIndexWarning
+
+        warnings.warn(
+            f"The model gave {dropped} parent reference(s) that name no section of their page; "
+            "they were dropped.",
+            PageIndexWarning,
+            stacklevel=3,
+        )
+    return VisionResult(pages=pages, toc_entries=entries, failures=failures)
+
+
+# -- rendering ------------------------------------------------------------------------------------------
+
+
+def pdf_renderer(document: Any, dpi: int) -> Callable[[int], RenderedPage]:
+    """Render pages of an open PyMuPDF document on demand (PyMuPDF is used under its lock)."""
+    from ..pdf import PYMUPDF_LOCK
+
+    def render(index: int) -> RenderedPage:
+        with PYMUPDF_LOCK:
+            page = document[index]
+            # get_pixmap honours the page's /Rotate, so the model sees the page upright.
+            pixmap = page.get_pixmap(dpi=dpi)
+            return RenderedPage(
+                png=bytes(pixmap.tobytes("png")),
+                width_px=pixmap.width,
+                height_px=pixmap.height,
+                width_pt=float(page.rect.width),
+                height_pt=float(page.rect.height),
+            )
+
+    return render
+
+
+MAX_IMAGE_PIXELS = 60_000_000  # larger images are refused: a decompression bomb or a scan at absurd DPI
+MAX_IMAGE_SIDE = 2048  # images are scaled down to this many pixels on their longer side for the model
+
+
+def image_page(data: bytes, name: str) -> RenderedPage:
+    """An image source as one page: decoded safely, first frame, RGB PNG, scaled to ``MAX_IMAGE_SIDE``.
+
+    Raises:
+        DocumentLoadError: not an image, unreadable, or over ``MAX_IMAGE_PIXELS``.
+    """
+    import warnings
+
+    from PIL import Image, UnidentifiedImageError
+
+    from ..errors import DocumentLoadError
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            opened = Image.open(io.BytesIO(data))
+            width, height = opened.size
+            if width * height > MAX_IMAGE_PIXELS:
+                raise DocumentLoadError(
+                    f"{name} is {width} x {height} pixels, over the limit of {MAX_IMAGE_PIXELS:,}; "
+                    "scale it down first."
+                )
+            opened.seek(0)
+            image = opened.convert("RGB")
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
+        raise DocumentLoadError(f"{name} is refused as a decompression bomb: {exc}") from exc
+    except (UnidentifiedImageError, OSError, ValueError) as exc:
+        raise DocumentLoadError(f"{name} is not a readable image: {exc}") from exc
+    if max(width, height) > MAX_IMAGE_SIDE:
+        ratio = MAX_IMAGE_SIDE / max(width, height)
+        image = image.resize((max(1, round(width * ratio)), max(1, round(height * ratio))))
+    out = io.BytesIO()
+    image.save(out, format="PNG")
+    # For an image, one point is one pixel of the original.
+    return RenderedPage(out.getvalue(), image.width, image.height, float(width), float(height))
+
+
+# -- plain text with a model ----------------------------------------------------------------------------
+
+TEXT_OBJECTIVE = """You turn a passage of a plain-text document into its typed structure, for a page index.
+Answer with JSON {"nodes": [...]}: every piece of the passage in order, each with a passage-local "id"
+(n1, n2, ...) and "parent_id" (the id of the section it belongs to, or null). Types: "section" (with a
+2-3 sentence "description"), "heading" ("level" h1..h6, exact "content", parent_id its section),
+"paragraph" ("level" paragraph | citation | code | aside | abstract | footnote, exact "content"),
+"list_item" ("level" l1..l6, exact "content" without the bullet), "table" (the whole table as Markdown in
+"content"), "metadata". Copy the text exactly; never summarise it."""
+
+MAX_CHUNK_CHARS = 12_000  # about 3,000 tokens: a passage and its answer fit any current model
+
+
+def text_chunks(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
+    """Split text at paragraph boundaries into chunks of at most ``limit`` characters (a longer
+    paragraph is cut at line, then word, boundaries)."""
+    chunks: list[str] = []
+    current = ""
+    for paragraph in re.split(r"\n\s*\n", text):
+        pieces = [paragraph]
+        if len(paragraph) > limit:
+            pieces, piece = [], ""
+            for word in re.split(r"(\s+)", paragraph):
+                if len(piece) + len(word) > limit and piece:
+                    pieces.append(piece)
+                    piece = ""
+                piece += word
+            pieces.append(piece)
+        for piece in pieces:
+            if current and len(current) + len(piece) + 2 > limit:
+                chunks.append(current)
+                current = ""
+            current = f"{current}\n\n{piece}" if current else piece
+    if current.strip():
+        chunks.append(current)
+    return [chunk for chunk in chunks if chunk.strip()]
+
+
+def extract_text_pages(
+    pages_text: dict[int, str], client: ModelClient, *, parallel: int = 3, on_page_error: str = "raise"
+) -> VisionResult:
+    """Read plain-text pages (``{page index: text}``) with a model, chunk by chunk (never one unbounded
+    call), the nodes of each page's chunks merged in order."""
+    jobs = [
+        (index, number, chunk)
+        for index, text in pages_text.items()
+        for number, chunk in enumerate(text_chunks(text))
+    ]
+
+    def work(job: tuple[int, int, str]) -> tuple[list[Node], int] | PageFailure:
+        index, number, chunk = job
+        messages = [{"role": "system", "content": TEXT_OBJECTIVE}, {"role": "user", "content": chunk}]
+        try:
+            answer = client.ask(messages, PageAnswer, what=f"page {index + 1}, passage {number + 1}")
+        except LLMExtractionError as exc:
+            return PageFailure(index, str(exc))
+        ids = {
+            node.id: f"p{index}-c{number}-{_SAFE.sub('-', node.id).strip('-._')[:40] or position}"
+            for position, node in enumerate(answer.nodes)
+        }
+        sections = {node.id for node in answer.nodes if isinstance(node, SectionNode)}
+        nodes: list[Node] = []
+        lost = 0
+        for node in answer.nodes:
+            if isinstance(node, (TocEntryNode, AnswerImageNode)):
+                continue  # plain text has neither printed contents pages nor pictures
+            parent = node.parent_id if node.parent_id in sections else None
+            lost += node.parent_id is not None and parent is None
+            update = {"id": ids[node.id], "parent_id": ids[parent] if parent else None}
+            if isinstance(node, AnswerTableNode):
+                nodes.append(
+                    TableNode(**{**node.model_dump(exclude={"bbox", "image_data", "image_path"}), **update})
+                )
+            else:
+                nodes.append(node.model_copy(update=update))
+        return nodes, lost
+
+    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
+        outcomes = list(pool.map(work, jobs))
+    failures = [outcome for outcome in outcomes if isinstance(outcome, PageFailure)]
+    if failures and on_page_error == "raise":
+        listed = "; ".join(failure.reason for failure in failures)
+        raise LLMExtractionError(f"{len(failures)} passage(s) could not be read by the model. {listed}")
+    failed_pages = {failure.index for failure in failures}
+    merged: dict[int, list[Node]] = {index: [] for index in pages_text if index not in failed_pages}
+    for (index, _, _), outcome in zip(jobs, outcomes, strict=True):
+        if index in merged and not isinstance(outcome, PageFailure):
+            merged[index].extend(outcome[0])
+    pages = [Page(index=index, nodes=nodes) for index, nodes in merged.items()]
+    nest_across_pages(pages)
+    unique = {failure.index: failure for failure in failures}
+    return VisionResult(pages=pages, failures=list(unique.values()))
