@@ -227,7 +227,7 @@ class ModelClient:
                     model=self.model,
                     messages=list(messages),
                     response_model=response_model,
-                    max_retries=1 + self.repairs,  # instructor's re-asks on invalid answers
+                    max_retries=self.repairs,  # instructor re-asks this many times on an invalid answer
                     num_retries=0,  # HTTP-level retries are this loop's, with backoff
                     timeout=timeout,
                     temperature=0,

@@ -188,6 +188,14 @@ class MetadataNode(_NodeBase):
     content: str
 
 
+def _printed_page_to_str(value: Any) -> Any:
+    if isinstance(value, bool):
+        raise ValueError("printed_page must be a page label, not a boolean")
+    if isinstance(value, int):
+        return str(value)
+    return value
+
+
 class TocEntryNode(_NodeBase):
     """A line read from a printed table of contents.
 
@@ -196,7 +204,7 @@ class TocEntryNode(_NodeBase):
 
     type: Literal["toc_entry"] = "toc_entry"
     title: str
-    printed_page: str | None = None
+    printed_page: Annotated[str | None, BeforeValidator(_printed_page_to_str)] = None
     level: ListLevel = "l1"
 
 
@@ -268,14 +276,6 @@ class TitleAnswer(Contract):
     """The model's answer when asked for a document's title."""
 
     title: str = Field(description="The document's title, as a reader would cite it.")
-
-
-def _printed_page_to_str(value: Any) -> Any:
-    if isinstance(value, bool):
-        raise ValueError("printed_page must be a page label, not a boolean")
-    if isinstance(value, int):
-        return str(value)
-    return value
 
 
 class TocEntry(Contract):

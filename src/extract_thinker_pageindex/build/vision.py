@@ -109,10 +109,11 @@ def scale_bbox(
         fx0, fy0, fx1, fy1 = x0 / 1000, y0 / 1000, x1 / 1000, y1 / 1000
     else:
         fx0, fy0, fx1, fy1 = x0 / page.width_px, y0 / page.height_px, x1 / page.width_px, y1 / page.height_px
+    fx0, fy0, fx1, fy1 = (min(1.0, max(0.0, value)) for value in (fx0, fy0, fx1, fy1))
+    if fx1 <= fx0 or fy1 <= fy0:
+        return None  # empty, or entirely off the page once clamped
     fx0, fy0 = max(0.0, fx0 - PAD), max(0.0, fy0 - PAD)
     fx1, fy1 = min(1.0, fx1 + PAD), min(1.0, fy1 + PAD)
-    if fx1 - fx0 <= PAD * 2 or fy1 - fy0 <= PAD * 2:
-        return None  # empty (or entirely off the page) once clamped
     points = (
         int(fx0 * page.width_pt),
         int(fy0 * page.height_pt),
