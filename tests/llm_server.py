@@ -14,6 +14,7 @@ images as data URLs, timeouts, status codes and malformed bodies are all exercis
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -73,10 +74,17 @@ class LLMServer:
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
 
+            def setup(self) -> None:
+                super().setup()
+                # Headers and body go out in two writes; without this, Nagle's algorithm meets the
+                # client's delayed ACK and every answer stalls ~40 ms.
+                self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
             def do_POST(self) -> None:
+                arrived = time.monotonic()
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 try:
@@ -92,7 +100,8 @@ class LLMServer:
                         server.default(body) if server.default else Reply(500, b'{"error": "script ran out"}')
                     )
                 if reply.delay:
-                    time.sleep(reply.delay)
+                    # The delay counts from the request's arrival, like a remote model's latency.
+                    time.sleep(max(0.0, reply.delay - (time.monotonic() - arrived)))
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")
@@ -178,3 +187,23 @@ class LLMServer:
                         image = item["image_url"]
                         urls.append(image["url"] if isinstance(image, dict) else image)
         return urls
+
+
+def main() -> None:
+    """Serve one fixed answer after a fixed delay, from its own process (benchmarks use this)."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(description="A local OpenAI-compatible server with one scripted answer.")
+    parser.add_argument("--answer", required=True, help="the message content to answer every request with")
+    parser.add_argument("--delay", type=float, default=0.0, help="seconds to wait before answering")
+    args = parser.parse_args()
+    body = completion_body(args.answer)
+    with LLMServer() as server:
+        server.default = lambda request: Reply(200, body, delay=args.delay)
+        print(server.url, flush=True)
+        sys.stdin.read()  # serve until the parent closes our standard input
+
+
+if __name__ == "__main__":
+    main()

@@ -12,7 +12,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -272,12 +272,32 @@ def extract_pages(
     done_lock = threading.Lock()
     done = 0
     dropped = 0
+    workers = max(1, min(parallel, len(indices) or 1))
+    # Rendering runs ahead of the model calls, one page per worker at most, so a worker rarely waits for
+    # its page image while no more than 2 x workers page images are ever held in memory.
+    # Two render threads: PyMuPDF draws under its lock, but the PNG encoding of one page can overlap the
+    # drawing of the next.
+    renderer = ThreadPoolExecutor(max_workers=min(2, workers))
+    rendered_pages: dict[int, Future[RenderedPage]] = {}
+    render_lock = threading.Lock()
 
-    def work(index: int) -> tuple[list[Node], list[TocEntryNode]] | PageFailure:
+    def render_at(position: int) -> None:
+        with render_lock:
+            if position < len(indices) and position not in rendered_pages:
+                rendered_pages[position] = renderer.submit(render, indices[position])
+
+    def work(position: int) -> tuple[list[Node], list[TocEntryNode]] | PageFailure:
         nonlocal done, dropped
+        index = indices[position]
         deadline = time.monotonic() + page_timeout
         try:
-            rendered = render(index)
+            render_at(position)
+            with render_lock:
+                future = rendered_pages[position]
+            rendered = future.result()
+            with render_lock:
+                del rendered_pages[position]
+            render_at(position + workers)
             answer = client.ask(
                 _messages(rendered, client.bbox_scale, objective),
                 PageAnswer,
@@ -295,8 +315,13 @@ def extract_pages(
                 progress(done, len(indices))
         return result
 
-    with ThreadPoolExecutor(max_workers=max(1, min(parallel, len(indices) or 1))) as pool:
-        outcomes = list(pool.map(work, indices))
+    for position in range(workers):
+        render_at(position)
+    try:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            outcomes = list(pool.map(work, range(len(indices))))
+    finally:
+        renderer.shutdown(wait=True, cancel_futures=True)
 
     failures = [outcome for outcome in outcomes if isinstance(outcome, PageFailure)]
     if failures and on_page_error == "raise":
@@ -333,17 +358,20 @@ def pdf_renderer(document: Any, dpi: int) -> Callable[[int], RenderedPage]:
     from ..pdf import PYMUPDF_LOCK
 
     def render(index: int) -> RenderedPage:
+        from PIL import Image
+
         with PYMUPDF_LOCK:
             page = document[index]
             # get_pixmap honours the page's /Rotate, so the model sees the page upright.
-            pixmap = page.get_pixmap(dpi=dpi)
-            return RenderedPage(
-                png=bytes(pixmap.tobytes("png")),
-                width_px=pixmap.width,
-                height_px=pixmap.height,
-                width_pt=float(page.rect.width),
-                height_pt=float(page.rect.height),
-            )
+            pixmap = page.get_pixmap(dpi=dpi, alpha=False)
+            size = (pixmap.width, pixmap.height)
+            mode = "L" if pixmap.n == 1 else "RGB"
+            samples = bytes(pixmap.samples)
+            width_pt, height_pt = float(page.rect.width), float(page.rect.height)
+        # PNG encoding is the slow part: done outside PyMuPDF's lock, so workers encode side by side.
+        out = io.BytesIO()
+        Image.frombytes(mode, size, samples).save(out, format="PNG", compress_level=1)
+        return RenderedPage(out.getvalue(), size[0], size[1], width_pt, height_pt)
 
     return render
 
