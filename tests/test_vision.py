@@ -415,3 +415,37 @@ def test_section_nodes_come_from_the_contract(tmp_path: Path, llm_server) -> Non
     section, heading = document.pages[0].nodes
     assert isinstance(section, SectionNode) and section.id == "p0-7"
     assert isinstance(heading, HeadingNode) and heading.parent_id == "p0-7"
+
+
+def test_sideways_text_is_turned_upright_and_boxes_map_back(tmp_path: Path, llm_server) -> None:
+    script = Script(llm_server)
+    # On the turned (landscape) image the model sees, the grey box sits at its top right.
+    script.pages = [page_answer({"type": "image", "id": "i", "bbox": [592, 100, 692, 300]})]
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    page.insert_text(
+        (300, 700), "A table set sideways, as wide tables often are. " * 2, fontsize=12, rotate=90
+    )
+    page.draw_rect(pymupdf.Rect(100, 100, 300, 200), color=(0.5, 0.5, 0.5), fill=(0.5, 0.5, 0.5))
+    path = tmp_path / "sideways.pdf"
+    document.save(path)
+    built = build_index(path, strategy="vision", model=client(), dpi=72, title="Sideways")
+
+    import base64
+
+    sent = Image.open(io.BytesIO(base64.b64decode(llm_server.image_urls(0)[0].split(",", 1)[1])))
+    assert sent.size == (792, 612)  # turned a quarter clockwise: the text now reads left to right
+    (node,) = built.pages[0].nodes
+    # Turned back, the box covers the grey rectangle (100, 100)-(300, 200) of the stored page, padded.
+    assert node.bbox == (93, 92, 306, 208)
+    assert Image.open(io.BytesIO(node.image_data)).size == (116, 213)  # cropped from the turned image
+
+
+def test_rotation_helpers_round_trip() -> None:
+    page = RenderedPage(b"", 792, 612, 612.0, 792.0, rotation=90)
+    points, _ = scale_bbox([592, 100, 692, 300], page, "pixels")
+    assert points == (93, 92, 306, 208)
+    for rotation, box in ((180, [312, 592, 512, 692]), (270, [100, 312, 200, 512])):
+        width, height = (612, 792) if rotation == 180 else (792, 612)
+        turned = RenderedPage(b"", width, height, 612.0, 792.0, rotation=rotation)
+        assert scale_bbox(box, turned, "pixels")[0] == (93, 92, 306, 208)

@@ -64,13 +64,26 @@ PAD = 0.01  # share of the page added around a cropped region
 
 @dataclass
 class RenderedPage:
-    """A page as the model sees it: PNG bytes, its pixel size and the page size in points."""
+    """A page as the model sees it: PNG bytes, its pixel size, the page size in points, and how many
+    degrees clockwise the image was turned (0, 90, 180 or 270) so that its text reads left to right."""
 
     png: bytes
     width_px: int
     height_px: int
     width_pt: float
     height_pt: float
+    rotation: int = 0
+
+
+def _unrotate(fx: float, fy: float, rotation: int) -> tuple[float, float]:
+    """A point of the turned image (as fractions) back on the page as it is stored."""
+    if rotation == 90:
+        return fy, 1 - fx
+    if rotation == 180:
+        return 1 - fx, 1 - fy
+    if rotation == 270:
+        return 1 - fy, fx
+    return fx, fy
 
 
 @dataclass
@@ -114,11 +127,15 @@ def scale_bbox(
         return None  # empty, or entirely off the page once clamped
     fx0, fy0 = max(0.0, fx0 - PAD), max(0.0, fy0 - PAD)
     fx1, fy1 = min(1.0, fx1 + PAD), min(1.0, fy1 + PAD)
+    # Points are on the page as stored; pixels are on the (possibly turned) image the model saw.
+    corners = [_unrotate(fx, fy, page.rotation) for fx, fy in ((fx0, fy0), (fx1, fy1))]
+    px0, px1 = sorted(corner[0] for corner in corners)
+    py0, py1 = sorted(corner[1] for corner in corners)
     points = (
-        int(fx0 * page.width_pt),
-        int(fy0 * page.height_pt),
-        max(int(fx0 * page.width_pt) + 1, round(fx1 * page.width_pt)),
-        max(int(fy0 * page.height_pt) + 1, round(fy1 * page.height_pt)),
+        int(px0 * page.width_pt),
+        int(py0 * page.height_pt),
+        max(int(px0 * page.width_pt) + 1, round(px1 * page.width_pt)),
+        max(int(py0 * page.height_pt) + 1, round(py1 * page.height_pt)),
     )
     pixels = (
         int(fx0 * page.width_px),
@@ -353,6 +370,22 @@ def extract_pages(
 # -- rendering ------------------------------------------------------------------------------------------
 
 
+# A line's writing direction (PyMuPDF's "dir", rounded) -> degrees clockwise that make it read left to right.
+_TURN = {(0, -1): 90, (-1, 0): 180, (0, 1): 270}
+
+
+def _text_rotation(page: Any) -> int:
+    """How far to turn the page image so that most of its text reads left to right (0 without text)."""
+    weights: dict[int, int] = {}
+    for block in page.get_text("dict", flags=0)["blocks"]:
+        for line in block.get("lines", []):
+            direction = (round(line["dir"][0]), round(line["dir"][1]))
+            chars = sum(len(span["text"].strip()) for span in line["spans"])
+            turn = _TURN.get(direction, 0)
+            weights[turn] = weights.get(turn, 0) + chars
+    return max(weights, key=lambda turn: weights[turn]) if weights else 0
+
+
 def pdf_renderer(document: Any, dpi: int) -> Callable[[int], RenderedPage]:
     """Render pages of an open PyMuPDF document on demand (PyMuPDF is used under its lock)."""
     from ..pdf import PYMUPDF_LOCK
@@ -362,16 +395,20 @@ def pdf_renderer(document: Any, dpi: int) -> Callable[[int], RenderedPage]:
 
         with PYMUPDF_LOCK:
             page = document[index]
-            # get_pixmap honours the page's /Rotate, so the model sees the page upright.
+            # get_pixmap honours the page's /Rotate; text set sideways is turned upright below.
             pixmap = page.get_pixmap(dpi=dpi, alpha=False)
             size = (pixmap.width, pixmap.height)
             mode = "L" if pixmap.n == 1 else "RGB"
             samples = bytes(pixmap.samples)
             width_pt, height_pt = float(page.rect.width), float(page.rect.height)
+            rotation = _text_rotation(page)
         # PNG encoding is the slow part: done outside PyMuPDF's lock, so workers encode side by side.
+        image = Image.frombytes(mode, size, samples)
+        if rotation:
+            image = image.rotate(-rotation, expand=True)  # PIL turns counter-clockwise
         out = io.BytesIO()
-        Image.frombytes(mode, size, samples).save(out, format="PNG", compress_level=1)
-        return RenderedPage(out.getvalue(), size[0], size[1], width_pt, height_pt)
+        image.save(out, format="PNG", compress_level=1)
+        return RenderedPage(out.getvalue(), image.width, image.height, width_pt, height_pt, rotation)
 
     return render
 
