@@ -19,9 +19,12 @@ from extract_thinker import Contract
 from pydantic import BeforeValidator, Field, NonNegativeInt, model_validator
 
 __all__ = [
-    "FORMAT_VERSION",
+    "AnswerImageNode",
+    "AnswerNode",
+    "AnswerTableNode",
     "BBox",
     "Document",
+    "FORMAT_VERSION",
     "FailedPage",
     "FooterNode",
     "HeaderNode",
@@ -32,10 +35,12 @@ __all__ = [
     "ModelUsage",
     "Node",
     "Page",
+    "PageAnswer",
     "ParagraphNode",
     "SectionInfo",
     "SectionNode",
     "TableNode",
+    "TitleAnswer",
     "TocEntry",
     "TocEntryNode",
 ]
