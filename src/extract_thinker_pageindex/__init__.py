@@ -28,9 +28,9 @@ if TYPE_CHECKING:
         RetrieverClosedError,
         UnsupportedFormatError,
     )
+    from .llm import ModelClient
     from .loaders.pymupdf import DocumentLoaderPyMuPDF
     from .loaders.rag import DocumentLoaderRAG
-    from .llm import ModelClient
     from .model import (
         FORMAT_VERSION,
         Document,
