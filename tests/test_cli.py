@@ -359,6 +359,8 @@ def test_inspect_returns_the_figures_of_a_known_document():
             {"title": "Termination", "level": "h1", "first_page": 3, "last_page": 3},
         ],
         "has_abstract": False,
+        "usage": None,
+        "failed_pages": [],
     }
 
 

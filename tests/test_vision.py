@@ -449,3 +449,18 @@ def test_rotation_helpers_round_trip() -> None:
         width, height = (612, 792) if rotation == 180 else (792, 612)
         turned = RenderedPage(b"", width, height, 612.0, 792.0, rotation=rotation)
         assert scale_bbox(box, turned, "pixels")[0] == (93, 92, 306, 208)
+
+
+def test_cli_index_with_a_model_and_inspect_shows_the_cost(tmp_path: Path, llm_server, capsys) -> None:
+    from extract_thinker_pageindex.cli import main
+
+    script = Script(llm_server)
+    script.pages = [page_answer({"type": "paragraph", "id": "a", "content": f"Page {n}."}) for n in (1, 2)]
+    path = blank_pdf(tmp_path / "scan.pdf", 2)
+    assert main(["index", str(path), "--strategy", "vision", "--model", MODEL, "--parallel", "1"]) == 0
+    assert "2 page(s)" in capsys.readouterr().out
+    assert main(["inspect", str(tmp_path / "scan.pageindex")]) == 0
+    assert "Model:    2 call(s), 2,000 input and 100 output tokens" in capsys.readouterr().out
+    # Without a model, a scan is refused with the pages named.
+    assert main(["index", str(path), "-o", str(tmp_path / "other")]) == 1
+    assert "Page(s) 1, 2" in capsys.readouterr().err

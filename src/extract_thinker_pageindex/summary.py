@@ -70,7 +70,8 @@ def inspect(
 
     Returns:
         ``name``, ``title``, ``pages``, ``source_pages``, ``nodes`` (total), ``node_counts`` (by type),
-        ``toc_entries``, ``sections`` (with 1-based page ranges) and ``has_abstract``.
+        ``toc_entries``, ``sections`` (with 1-based page ranges), ``has_abstract``, ``usage`` (model calls
+        and tokens, or None) and ``failed_pages`` (1-based).
 
     Raises:
         IndexFormatError: the path is not a valid page index.
@@ -97,6 +98,8 @@ def inspect(
             for s in sections
         ],
         "has_abstract": bool(document.abstract),
+        "usage": document.usage.model_dump() if document.usage is not None else None,
+        "failed_pages": [page.index + 1 for page in document.failed_pages],
     }
     name = document.name + (f".{document.extension}" if document.extension else "")
     print(f"Document: {name}", file=out)
@@ -112,6 +115,16 @@ def inspect(
     print(f"Sections: {len(sections)}", file=out)
     entries = stats["toc_entries"]
     print(f"TOC:      {entries} {'entry' if entries == 1 else 'entries'}", file=out)
+    if document.usage is not None:
+        usage = document.usage
+        print(
+            f"Model:    {usage.calls} call(s), {usage.input_tokens:,} input and "
+            f"{usage.output_tokens:,} output tokens",
+            file=out,
+        )
+    if document.failed_pages:
+        listed = ", ".join(str(page.index + 1) for page in document.failed_pages)
+        print(f"Failed:   page(s) {listed} could not be read by the model", file=out)
     if document.abstract:
         print(f"Abstract: {document.abstract}", file=out)
     if show_toc:
