@@ -55,6 +55,7 @@ class Script:
         self.server = server
         self.pages: list[Any] = []
         self.title = "Inferred Title"
+        self.abstract_calls = 0
         server.default = self
 
     def __call__(self, body: dict[str, Any]) -> Reply:
@@ -62,6 +63,10 @@ class Script:
         system = json.dumps(body["messages"][0]["content"])
         if "Give the title" in system:
             return Reply(200, completion_body(json.dumps({"title": self.title})))
+        if "You write the abstract" in system:
+            self.abstract_calls += 1
+            answer = {"missing_entities": [], "abstract": f"Abstract, round {self.abstract_calls}."}
+            return Reply(200, completion_body(json.dumps(answer)))
         answer = self.pages.pop(0)
         if isinstance(answer, Reply):
             return answer
@@ -124,9 +129,12 @@ def test_a_multi_page_pdf_becomes_exact_nodes_with_sections_across_pages(tmp_pat
     assert sections["Results"].description == "How the year went."
     assert [entry.title for entry in document.toc] == ["Results", "Outlook", "Appendix"]
     assert document.title == "Scanned Report"  # from the metadata: no title call
+    # Three page calls, then the abstract's three Chain of Density rounds (11 + 7 tokens each).
+    assert document.abstract == "Abstract, round 3."
+    assert script.abstract_calls == 3
     assert document.usage is not None
-    assert (document.usage.calls, document.usage.input_tokens, document.usage.output_tokens) == (3, 3000, 150)
-    assert len(llm_server.requests) == 3
+    assert (document.usage.calls, document.usage.input_tokens, document.usage.output_tokens) == (6, 3033, 171)
+    assert len(llm_server.requests) == 6
 
 
 def test_each_request_carries_one_png_page_and_the_objective(tmp_path: Path, llm_server) -> None:
@@ -193,7 +201,7 @@ def test_rate_limit_then_success_backs_off_and_counts_both_calls(tmp_path: Path,
     ]
     waits: list[float] = []
     model = ModelClient(MODEL, sleep=waits.append)
-    document = build_index(blank_pdf(tmp_path / "a.pdf", 1), strategy="vision", model=model)
+    document = build_index(blank_pdf(tmp_path / "a.pdf", 1), strategy="vision", model=model, abstract=False)
     assert waits == [0.25]  # the server's Retry-After
     assert document.usage is not None and document.usage.calls == 2
     assert len(llm_server.requests) == 2
@@ -243,7 +251,9 @@ def test_malformed_json_is_repaired_by_asking_again(tmp_path: Path, llm_server) 
         Reply(200, completion_body("Sure! Here are the nodes: {nodes: [oops")),
         page_answer({"type": "paragraph", "id": "a", "content": "Fixed."}),
     ]
-    document = build_index(blank_pdf(tmp_path / "a.pdf", 1), strategy="vision", model=client())
+    document = build_index(
+        blank_pdf(tmp_path / "a.pdf", 1), strategy="vision", model=client(), abstract=False
+    )
     (node,) = document.pages[0].nodes
     assert isinstance(node, ParagraphNode) and node.content == "Fixed."
     # The second request showed the model its error.
@@ -262,7 +272,12 @@ def test_a_page_selection_sends_exactly_those_pages(tmp_path: Path, llm_server) 
     script = Script(llm_server)
     script.pages = [page_answer({"type": "paragraph", "id": "a", "content": f"page {n}"}) for n in (2, 4)]
     document = build_index(
-        blank_pdf(tmp_path / "ten.pdf", 10), strategy="vision", model=client(), pages=[2, 4], parallel=1
+        blank_pdf(tmp_path / "ten.pdf", 10),
+        strategy="vision",
+        model=client(),
+        pages=[2, 4],
+        parallel=1,
+        abstract=False,
     )
     assert [page.index for page in document.pages] == [1, 3]
     assert [page.nodes[0].content for page in document.pages] == ["page 2", "page 4"]
@@ -281,7 +296,7 @@ def test_auto_sends_only_pages_without_text_to_the_model(tmp_path: Path, llm_ser
             page.insert_text((72, 72), text, fontsize=11)
     path = tmp_path / "mixed.pdf"
     document.save(path)
-    built = build_index(path, model=client())
+    built = build_index(path, model=client(), abstract=False)
     assert len(llm_server.requests) == 2  # page 2, then the title (the PDF has none)
     assert built.pages[1].nodes[0].content == "Read from the scan."
     assert built.pages[0].nodes[0].content.startswith("A page with a real text layer")
@@ -330,7 +345,7 @@ def test_plain_text_with_a_model_goes_in_bounded_chunks(tmp_path: Path, llm_serv
         )
         for n in range(chunks)
     ]
-    document = build_index(path, model=client(), parallel=1, title="Given")
+    document = build_index(path, model=client(), parallel=1, title="Given", abstract=False)
     expected = text_chunks(text)
     assert len(expected) == chunks == len(llm_server.requests)
     assert all(len(chunk) <= MAX_CHUNK_CHARS for chunk in expected)
@@ -457,7 +472,12 @@ def test_cli_index_with_a_model_and_inspect_shows_the_cost(tmp_path: Path, llm_s
     script = Script(llm_server)
     script.pages = [page_answer({"type": "paragraph", "id": "a", "content": f"Page {n}."}) for n in (1, 2)]
     path = blank_pdf(tmp_path / "scan.pdf", 2)
-    assert main(["index", str(path), "--strategy", "vision", "--model", MODEL, "--parallel", "1"]) == 0
+    assert (
+        main(
+            ["index", str(path), "--strategy", "vision", "--model", MODEL, "--parallel", "1", "--no-abstract"]
+        )
+        == 0
+    )
     assert "2 page(s)" in capsys.readouterr().out
     assert main(["inspect", str(tmp_path / "scan.pageindex")]) == 0
     assert "Model:    2 call(s), 2,000 input and 100 output tokens" in capsys.readouterr().out

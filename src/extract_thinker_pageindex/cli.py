@@ -50,6 +50,12 @@ def _parser() -> argparse.ArgumentParser:
         "--no-outline", action="store_true", help="ignore PDF outlines; detect headings from fonts"
     )
     index.add_argument("--password", help="password of encrypted PDFs")
+    index.add_argument(
+        "--no-abstract", action="store_true", help="do not write an abstract (saves model calls)"
+    )
+    index.add_argument(
+        "--refine", action="store_true", help="review sampled pages with the model and redo weak ones"
+    )
     index.add_argument("--json", action="store_true", help="print one JSON object per file instead of text")
 
     search = commands.add_parser(
@@ -140,6 +146,8 @@ def _run_index(args: argparse.Namespace) -> int:
                         use_outline=not args.no_outline,
                         password=args.password,
                         progress=advance,
+                        abstract=not args.no_abstract,
+                        refine=args.refine,
                     )
                 for warning in caught:
                     print(f"extract-thinker-pageindex: warning: {file}: {warning.message}", file=sys.stderr)

@@ -36,6 +36,7 @@ __all__ = [
     "Node",
     "Page",
     "PageAnswer",
+    "PageRefinement",
     "ParagraphNode",
     "SectionInfo",
     "SectionNode",
@@ -348,6 +349,17 @@ class FailedPage(Contract):
     reason: str
 
 
+class PageRefinement(Contract):
+    """A page reviewed by the refinement step: its scores before and after, and re-extractions made."""
+
+    index: NonNegativeInt
+    score_before: float | None = None
+    score_after: float | None = None
+    reextractions: NonNegativeInt = 0
+    note: str | None = None
+    page: Page | None = Field(default=None, exclude=True, repr=False)
+
+
 class Document(Contract):
     """A page index: metadata, pages of typed nodes and a TOC tree linked to sections."""
 
@@ -368,6 +380,7 @@ class Document(Contract):
         default=None, description="Model calls and tokens, when a model was used."
     )
     failed_pages: list[FailedPage] = Field(default_factory=list)
+    refinement: list[PageRefinement] = Field(default_factory=list)
 
     @model_validator(mode="after")
     def _check_references(self) -> Document:

@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
 from ..errors import InvalidOptionError, ModelRequiredError, PageIndexWarning, UnsupportedFormatError
 from ..llm import ModelClient, as_model_client
-from ..model import Document, FailedPage, HeadingNode, ModelUsage, Page, TocEntry
+from ..model import Document, FailedPage, HeadingNode, ModelUsage, Page, PageRefinement, TocEntry
 from ..pages import PageSpec, normalize_page_spec
+from ..postprocess.continuations import group_continuations
+from ..postprocess.ids import drop_dangling_references
 from ..postprocess.selection import restrict_pages
 from ..postprocess.toc import toc_from_entries, toc_from_sections
 from ..sources import Source, SourceInput, decode_text, resolve_source
@@ -59,6 +62,12 @@ def build_index(
     images: bool = True,
     password: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    abstract_iterations: int = 3,
+    abstract_words: int = 150,
+    refine_sample: int = 5,
+    refine_threshold: float = 0.8,
+    refine_iterations: int = 2,
+    refine_seed: int = 0,
     **metadata: Any,
 ) -> Document:
     """Build the page index of a document.
@@ -81,6 +90,12 @@ def build_index(
         images: PDF text strategy: make image nodes with PNG bytes for embedded pictures.
         password: The password of an encrypted PDF.
         progress: Called as ``progress(done, total)`` as pages are read.
+        abstract_iterations: Chain of Density rounds for the abstract (one model call each).
+        abstract_words: The abstract's target length in words.
+        refine_sample: Pages reviewed by ``refine`` (first, last and a seeded random middle).
+        refine_threshold: Reviewed pages scoring under it (0-1) are extracted again.
+        refine_iterations: Re-extractions per page at most.
+        refine_seed: Seed of the random middle of the refinement sample.
         **metadata: Document fields to set: ``title``, ``author``, ``created_at``, ``updated_at``.
 
     Returns:
@@ -93,9 +108,25 @@ def build_index(
         ModelRequiredError: ``refine`` (or a page that needs vision) without a model.
     """
     _check_options(strategy, parallel, on_page_error, dpi, metadata)
+    finish = _Finish(
+        abstract=abstract,
+        abstract_iterations=abstract_iterations,
+        abstract_words=abstract_words,
+        refine=refine,
+        refine_sample=refine_sample,
+        refine_threshold=refine_threshold,
+        refine_iterations=refine_iterations,
+        refine_seed=refine_seed,
+        parallel=parallel,
+    )
     if refine and model is None:
         raise ModelRequiredError("refine=True re-checks pages with a model; pass model= as well.")
     resolved = resolve_source(source, content_type, doc_name)
+    if refine and resolved.kind in ("markdown", "text"):
+        raise UnsupportedFormatError(
+            "refine=True compares pages with their images; it applies to PDFs and images, not "
+            f"{resolved.kind}."
+        )
 
     fields: dict[str, Any] = {}
     if resolved.kind == "markdown":
@@ -137,9 +168,10 @@ def build_index(
             fields.update({key: value for key, value in metadata.items() if value is not None})
             if fields.get("title") is None:
                 fields["title"] = _title(client, result.pages)
-            return _document(resolved, len(parts), result.pages, None, fields)
+            return _document(resolved, len(parts), result.pages, None, fields, finish, client)
     elif resolved.kind == "pdf":
         return _build_pdf(
+            finish,
             resolved,
             strategy,
             model,
@@ -167,19 +199,22 @@ def build_index(
         result = extract_pages(
             [0], lambda _: page, client, parallel=1, on_page_error=on_page_error, progress=progress
         )
+        if finish.refine and result.pages:
+            fields["refinement"] = _refine(finish, result.pages, lambda _: page, client, dpi)
         fields.update(_model_fields(client, result.failures))
         fields.update({key: value for key, value in metadata.items() if value is not None})
         if fields.get("title") is None:
             fields["title"] = _title(client, result.pages)
         toc = toc_from_entries(result.toc_entries, result.pages) if result.toc_entries else None
-        return _document(resolved, 1, result.pages, toc, fields)
+        return _document(resolved, 1, result.pages, toc, fields, finish, client)
 
     kept = restrict_pages(all_pages, normalize_page_spec(pages, len(all_pages)))
     fields.update({key: value for key, value in metadata.items() if value is not None})
-    return _document(resolved, len(all_pages), kept, None, fields)
+    return _document(resolved, len(all_pages), kept, None, fields, finish, None)
 
 
 def _build_pdf(
+    finish: _Finish,
     resolved: Source,
     strategy: str,
     model: Any,
@@ -210,14 +245,12 @@ def _build_pdf(
             selected = normalize_page_spec(pages, page_count)
             indices = [index for index in range(page_count) if selected is None or index in selected]
             info = dict(document.metadata or {})
+            render = pdf_renderer(document, dpi)
             result = extract_pages(
-                indices,
-                pdf_renderer(document, dpi),
-                client,
-                parallel=parallel,
-                on_page_error=on_page_error,
-                progress=progress,
+                indices, render, client, parallel=parallel, on_page_error=on_page_error, progress=progress
             )
+            if finish.refine and result.pages:
+                fields["refinement"] = _refine(finish, result.pages, render, client, dpi)
         fields.update(
             title=(info.get("title") or "").strip() or None,
             author=(info.get("author") or "").strip() or None,
@@ -229,7 +262,7 @@ def _build_pdf(
         if fields.get("title") is None:
             fields["title"] = _title(client, result.pages)
         toc = toc_from_entries(result.toc_entries, result.pages) if result.toc_entries else None
-        return _document(resolved, page_count, result.pages, toc, fields)
+        return _document(resolved, page_count, result.pages, toc, fields, finish, client)
 
     from .pdf_text import parse_pdf_text
 
@@ -262,13 +295,20 @@ def _build_pdf(
             by_index = {page.index: page for page in read.pages}
             built = [by_index.get(page.index, page) for page in built]
             fields.update(_model_fields(client, read.failures))
+    if finish.refine and client is not None and built:
+        from ..pdf import open_pdf
+        from .vision import pdf_renderer
+
+        with open_pdf(resolved.data, password=password, name=name) as document:
+            fields["refinement"] = _refine(finish, built, pdf_renderer(document, dpi), client, dpi)
+        fields["usage"] = ModelUsage(**client.usage.as_dict())
     fields.update(
         title=text.title, author=text.author, created_at=text.created_at, updated_at=text.updated_at
     )
     fields.update({key: value for key, value in metadata.items() if value is not None})
     if fields.get("title") is None:
         fields["title"] = _title(client, built) if client is not None else _first_top_heading(built)
-    return _document(resolved, text.page_count, built, text.toc, fields)
+    return _document(resolved, text.page_count, built, text.toc, fields, finish, client)
 
 
 def _model_fields(client: ModelClient, failures: list[Any]) -> dict[str, Any]:
@@ -284,20 +324,86 @@ def _title(client: ModelClient, pages: list[Page]) -> str | None:
     return infer_title(client, pages) or _first_top_heading(pages)
 
 
+@dataclass
+class _Finish:
+    """The post-processing options every builder's result goes through."""
+
+    abstract: bool
+    abstract_iterations: int
+    abstract_words: int
+    refine: bool
+    refine_sample: int
+    refine_threshold: float
+    refine_iterations: int
+    refine_seed: int
+    parallel: int
+
+
+def _refine(
+    finish: _Finish, pages: list[Page], render: Callable[[int], Any], client: ModelClient, dpi: int
+) -> list[PageRefinement]:
+    """Review sampled pages against their images and read weak ones again with the reviewer's findings."""
+    from ..postprocess.refine import refine_pages
+    from .vision import PAGE_OBJECTIVE, extract_pages
+
+    def reextract(index: int, problems: list[str]) -> Page:
+        findings = "\n".join(f"- {problem}" for problem in problems) or "- (no details given)"
+        objective = (
+            PAGE_OBJECTIVE
+            + "\n\nA reviewer checked an earlier extraction of this page and found these problems; "
+            + "avoid them:\n"
+            + findings.replace("{", "{{").replace("}", "}}")
+        )
+        read = extract_pages([index], render, client, parallel=1, objective=objective)
+        return read.pages[0]
+
+    return refine_pages(
+        pages,
+        lambda index: render(index).png,
+        reextract,
+        client,
+        sample=finish.refine_sample,
+        threshold=finish.refine_threshold,
+        iterations=finish.refine_iterations,
+        parallel=finish.parallel,
+        seed=finish.refine_seed,
+    )
+
+
 def _document(
-    source: Source, page_count: int, pages: list[Page], toc: list[TocEntry] | None, fields: dict[str, Any]
+    source: Source,
+    page_count: int,
+    pages: list[Page],
+    toc: list[TocEntry] | None,
+    fields: dict[str, Any],
+    finish: _Finish,
+    client: ModelClient | None,
 ) -> Document:
+    """The document, after the steps every builder shares: continuations grouped, references checked,
+    the TOC generated when none was read, and the abstract written when a model is configured."""
     for key in ("created_at", "updated_at"):
         if isinstance(fields.get(key), str):
             fields[key] = datetime.fromisoformat(fields[key])
-    return Document(
+    group_continuations(pages)
+    toc = toc if toc is not None else toc_from_sections(pages)
+    drop_dangling_references(pages, toc)
+    document = Document(
         name=source.name,
         extension=source.extension,
         source_page_count=page_count,
         pages=pages,
-        toc=toc if toc is not None else toc_from_sections(pages),
+        toc=toc,
         **fields,
     )
+    if client is not None and finish.abstract and not document.abstract:
+        from ..postprocess.abstract import chain_of_density
+
+        written = chain_of_density(
+            client, document, iterations=finish.abstract_iterations, words=finish.abstract_words
+        )
+        usage = ModelUsage(**client.usage.as_dict())
+        document = document.model_copy(update={"abstract": written, "usage": usage})
+    return document
 
 
 def _first_top_heading(pages: list[Page]) -> str | None:
