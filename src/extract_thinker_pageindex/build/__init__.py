@@ -210,7 +210,11 @@ def build_index(
 
     kept = restrict_pages(all_pages, normalize_page_spec(pages, len(all_pages)))
     fields.update({key: value for key, value in metadata.items() if value is not None})
-    return _document(resolved, len(all_pages), kept, None, fields, finish, None)
+    # Markdown (and plain text without a model) is parsed; a model, when given, still writes the abstract.
+    client = as_model_client(model) if model is not None else None
+    if client is not None and finish.abstract:
+        fields["usage"] = ModelUsage()
+    return _document(resolved, len(all_pages), kept, None, fields, finish, client)
 
 
 def _build_pdf(

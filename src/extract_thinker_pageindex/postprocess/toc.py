@@ -64,7 +64,7 @@ _NUMBERING = re.compile(
     r"^\s*(?:(?:part|item|section|article|chapter|note)\s+)?(?:[0-9]+[a-z]?(?:\.[0-9]+)*|[ivxlc]+)[.):]?\s+",
     re.IGNORECASE,
 )
-_LEADERS = re.compile(r"(?:\s*[.…·_]){3,}\s*\S*\s*$")
+_LEADERS = re.compile(r"(?:(?:\s*[.·_]){3,}|(?:\s*…){2,})\s*\S*\s*$")
 
 
 def comparable_title(text: str) -> str:
