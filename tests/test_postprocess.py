@@ -10,7 +10,6 @@ from typing import Any
 
 import pymupdf
 import pytest
-from llm_server import Reply, completion_body
 
 from extract_thinker_pageindex import (
     Document,
@@ -30,6 +29,7 @@ from extract_thinker_pageindex.postprocess.continuations import group_continuati
 from extract_thinker_pageindex.postprocess.ids import drop_dangling_references
 from extract_thinker_pageindex.postprocess.refine import sample_pages
 from extract_thinker_pageindex.postprocess.toc import comparable_title
+from llm_server import Reply, completion_body
 
 MODEL = "openai/test-vision"
 

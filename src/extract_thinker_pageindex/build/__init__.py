@@ -211,10 +211,8 @@ def build_index(
     kept = restrict_pages(all_pages, normalize_page_spec(pages, len(all_pages)))
     fields.update({key: value for key, value in metadata.items() if value is not None})
     # Markdown (and plain text without a model) is parsed; a model, when given, still writes the abstract.
-    client = as_model_client(model) if model is not None else None
-    if client is not None and finish.abstract:
-        fields["usage"] = ModelUsage()
-    return _document(resolved, len(all_pages), kept, None, fields, finish, client)
+    writer = as_model_client(model) if model is not None else None
+    return _document(resolved, len(all_pages), kept, None, fields, finish, writer)
 
 
 def _build_pdf(
