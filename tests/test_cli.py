@@ -361,6 +361,7 @@ def test_inspect_returns_the_figures_of_a_known_document():
         "has_abstract": False,
         "usage": None,
         "failed_pages": [],
+        "refinement": [],
     }
 
 

@@ -246,6 +246,13 @@ def test_refinement_rereads_only_pages_under_the_threshold(tmp_path: Path, llm_s
         (1, 0.4, 0.95, 1),
         (2, 0.85, 0.85, 0),
     ]
+    import io
+
+    from extract_thinker_pageindex import inspect
+
+    shown = io.StringIO()
+    assert inspect(document, file=shown)["refinement"][1]["reextractions"] == 1
+    assert "Refined:  page 2 scored 0.40 -> 0.95 (1 re-read(s))" in shown.getvalue()
     # The re-read was told what the reviewer found.
     reread = next(request for request in llm_server.requests if "A reviewer checked" in json.dumps(request))
     assert "the table lost a row" in json.dumps(reread)

@@ -100,6 +100,7 @@ def inspect(
         "has_abstract": bool(document.abstract),
         "usage": document.usage.model_dump() if document.usage is not None else None,
         "failed_pages": [page.index + 1 for page in document.failed_pages],
+        "refinement": [item.model_dump() for item in document.refinement],
     }
     name = document.name + (f".{document.extension}" if document.extension else "")
     print(f"Document: {name}", file=out)
@@ -122,6 +123,15 @@ def inspect(
             f"{usage.output_tokens:,} output tokens",
             file=out,
         )
+    for item in document.refinement:
+        if item.score_before is None:
+            print(f"Refined:  page {item.index + 1} not reviewed ({item.note})", file=out)
+        else:
+            print(
+                f"Refined:  page {item.index + 1} scored {item.score_before:.2f} -> {item.score_after:.2f} "
+                f"({item.reextractions} re-read(s))",
+                file=out,
+            )
     if document.failed_pages:
         listed = ", ".join(str(page.index + 1) for page in document.failed_pages)
         print(f"Failed:   page(s) {listed} could not be read by the model", file=out)
