@@ -122,6 +122,28 @@ class BM25S:
         return [int(page) + 1 for page, score in zip(results[0], scores[0], strict=True) if score > 0]
 
 
+class PageIndexRetriever(OurRetriever):
+    """The same retriever fed DocumentLoaderPageIndex pages (text strategy): Markdown content plus the
+    heading paths and section descriptions as their own weighted fields."""
+
+    name = "ours on DocumentLoaderPageIndex pages"
+
+    def __init__(self, texts: dict[str, list[str]], data_dir: Path) -> None:
+        import tempfile
+
+        from extract_thinker_pageindex import DocumentLoaderPageIndex
+
+        loader = DocumentLoaderPageIndex(
+            cache_dir=tempfile.mkdtemp(), strategy="text", images=False, abstract=False
+        )
+        pages = {name: loader.load(str(data_dir / "pdfs" / f"{name}.pdf")) for name in texts}
+        self.retriever = SQLitePageRetriever()
+        start = time.perf_counter()
+        for name, items in pages.items():
+            self.retriever.index(name, items)
+        self.index_pages_per_second = sum(map(len, pages.values())) / (time.perf_counter() - start)
+
+
 def evaluate(system: object, questions: list[dict]) -> tuple[dict[int, float], float]:
     hits = dict.fromkeys(KS, 0)
     latencies = []
@@ -157,7 +179,7 @@ def main() -> None:
     total_pages = sum(map(len, texts.values()))
     print(f"{len(questions)} questions over {len(names)} documents, {total_pages} pages\n")
 
-    systems: list[object] = [OurRetriever(texts), PlainFTS5(texts)]
+    systems: list[object] = [OurRetriever(texts), PageIndexRetriever(texts, args.data_dir), PlainFTS5(texts)]
     try:
         systems.append(BM25S(texts))
     except ImportError as exc:
@@ -182,7 +204,7 @@ def main() -> None:
     longest = max(texts, key=lambda name: len(texts[name]))
     long_pages = texts[longest][:300]
     print(f"\nmedian query latency on a {len(long_pages)}-page document ({longest}), ms:")
-    for system_type in [type(system) for system in systems]:
+    for system_type in [type(system) for system in systems if not isinstance(system, PageIndexRetriever)]:
         print(f"  {system_type.name:40}{latency_on(system_type, long_pages, questions, longest):8.2f}")
 
     print(f"\nindexing, text in hand: {systems[0].index_pages_per_second:,.0f} pages/s")  # type: ignore[attr-defined]

@@ -13,6 +13,7 @@ from extract_thinker_pageindex import errors
 EXPECTED = [
     "Document",
     "DocumentLoadError",
+    "DocumentLoaderPageIndex",
     "DocumentLoaderPyMuPDF",
     "DocumentLoaderRAG",
     "EmptyDocumentError",
@@ -56,6 +57,7 @@ EXPECTED = [
     "load_index",
     "normalize_page_spec",
     "print_toc_tree",
+    "query_from_contract",
     "query_words",
     "save_index",
 ]

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         UnsupportedFormatError,
     )
     from .llm import ModelClient
+    from .loaders.pageindex import DocumentLoaderPageIndex
     from .loaders.pymupdf import DocumentLoaderPyMuPDF
     from .loaders.rag import DocumentLoaderRAG
     from .model import (
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
         TocEntryNode,
     )
     from .pages import filter_pages, normalize_page_spec
+    from .retrieval.contract_query import query_from_contract
     from .retrieval.sqlite import PageMatch, SQLitePageRetriever, query_words
     from .store import index_document, load_index, save_index
     from .summary import inspect, print_toc_tree
@@ -60,6 +62,7 @@ if TYPE_CHECKING:
 __all__ = [
     "Document",
     "DocumentLoadError",
+    "DocumentLoaderPageIndex",
     "DocumentLoaderPyMuPDF",
     "DocumentLoaderRAG",
     "EmptyDocumentError",
@@ -103,6 +106,7 @@ __all__ = [
     "load_index",
     "normalize_page_spec",
     "print_toc_tree",
+    "query_from_contract",
     "query_words",
     "save_index",
 ]
@@ -121,6 +125,8 @@ _LOCATIONS = {
     "PageMatch": ".retrieval.sqlite",
     "SQLitePageRetriever": ".retrieval.sqlite",
     "query_words": ".retrieval.sqlite",
+    "DocumentLoaderPageIndex": ".loaders.pageindex",
+    "query_from_contract": ".retrieval.contract_query",
     "ModelClient": ".llm",
     "print_toc_tree": ".summary",
     **{

@@ -128,8 +128,12 @@ def page_text_fields(page: Mapping[str, Any] | str) -> tuple[str, str, str]:
         missing = [text for text in extra if not set(_WORD.findall(text.lower())) <= words]
         if missing:
             body_parts.append("\n".join(missing))
-    headings: list[str] = []
-    _flatten(page.get("sections"), headings)
+    paths: list[str] = []
+    _flatten(page.get("sections"), paths)
+    # A heading path ("Part II > Item 7 > Liquidity") names each title once, however many paths share it.
+    headings = list(
+        dict.fromkeys(title.strip() for path in paths for title in path.split(" > ") if title.strip())
+    )
     descriptions: list[str] = []
     _flatten(page.get("section_descriptions"), descriptions)
     return "\n".join(body_parts), "\n".join(headings), "\n".join(descriptions)

@@ -1,0 +1,199 @@
+"""``DocumentLoaderPageIndex``: a framework loader that serves a document's page index, page by page.
+
+The index is built once (by whichever strategy the options say) and kept in an on-disk cache keyed by the
+content's hash and the options that change the result, so the second load of a file makes no model call.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect as pyinspect
+import json
+import os
+from io import BytesIO
+from pathlib import Path
+from typing import Any, ClassVar
+
+from extract_thinker.document_loader.document_loader import DocumentLoader
+
+from .._version import __version__
+from ..errors import IndexFormatError, UnsupportedFormatError
+from ..model import FORMAT_VERSION, Document
+from ..render import page_markdown, page_sections
+from ..sources import EXTENSION_KINDS
+
+__all__ = ["DocumentLoaderPageIndex", "default_cache_dir"]
+
+# Options of build_index that do not change the index (so they stay out of the cache key).
+_NOT_IN_KEY = {"progress", "parallel", "password", "on_page_error", "doc_name"}
+
+
+def default_cache_dir() -> Path:
+    """``$EXTRACT_THINKER_PAGEINDEX_CACHE``, else ``$XDG_CACHE_HOME/extract-thinker-pageindex``, else
+    ``~/.cache/extract-thinker-pageindex``."""
+    explicit = os.environ.get("EXTRACT_THINKER_PAGEINDEX_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "extract-thinker-pageindex"
+
+
+def _model_name(model: Any) -> str | None:
+    if model is None:
+        return None
+    return str(getattr(model, "model", model))
+
+
+class DocumentLoaderPageIndex(DocumentLoader):
+    """Load a document as its page index: one dict per page, ready for ExtractThinker.
+
+    Each page dict has ``content`` (the page rendered as Markdown from its nodes: headings with their
+    levels, paragraphs, lists, tables, image descriptions), ``markdown`` (the same), ``page_number``
+    (1-based), ``sections`` (the heading paths the page's content belongs to, "Part II > Item 7"),
+    ``section_descriptions``, ``nodes`` (the page's nodes as dicts) and, in vision mode, ``image`` (PNG).
+    With :class:`DocumentLoaderRAG` the section titles and descriptions are indexed as weighted fields.
+
+    Args:
+        content: Passed to ExtractThinker's ``DocumentLoader``.
+        cache_ttl: Passed to ExtractThinker's ``DocumentLoader``.
+        cache_dir: Where built indexes are kept (see :func:`default_cache_dir`); ``False`` for no cache.
+        **options: Passed to :func:`build_index` (``strategy``, ``model``, ``pages``, ``use_outline``, ...).
+
+    Raises:
+        TypeError: an option that ``build_index`` does not take.
+    """
+
+    SUPPORTED_FORMATS: ClassVar[list[str]] = sorted(extension.lstrip(".") for extension in EXTENSION_KINDS)
+
+    def __init__(
+        self,
+        content: Any = None,
+        cache_ttl: int = 300,
+        *,
+        cache_dir: str | os.PathLike[str] | bool | None = None,
+        **options: Any,
+    ) -> None:
+        super().__init__(content, cache_ttl)
+        from ..build import build_index
+
+        accepted = set(pyinspect.signature(build_index).parameters) - {"source", "metadata"}
+        unknown = sorted(set(options) - accepted - {"title", "author", "created_at", "updated_at"})
+        if unknown:
+            raise TypeError(f"DocumentLoaderPageIndex got unknown option(s) {', '.join(unknown)}.")
+        self.options = options
+        self.cache_dir: Path | None
+        if cache_dir is False:
+            self.cache_dir = None
+        elif cache_dir is None or cache_dir is True:
+            self.cache_dir = default_cache_dir()
+        else:
+            self.cache_dir = Path(cache_dir)
+        self.last_document: Document | None = None
+        self.last_from_cache = False
+
+    # -- the cache ------------------------------------------------------------------------------------
+
+    def cache_key(self, data: bytes, content_type: str | None) -> str:
+        """The content's hash with the options that change the index (and the versions that build it)."""
+        settings = {
+            key: (_model_name(value) if key == "model" else value)
+            for key, value in sorted(self.options.items())
+            if key not in _NOT_IN_KEY
+        }
+        settings.update(content_type=content_type, format=FORMAT_VERSION, version=__version__)
+        digest = hashlib.sha256(data)
+        digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
+        return digest.hexdigest()[:40]
+
+    def _document(self, source: Any) -> tuple[Document, bytes, str | None]:
+        from ..build import build_index
+        from ..store import load_index, save_index
+
+        data, content_type, name, extension = _read(source)
+        self.last_from_cache = False
+        cached = (
+            self.cache_dir / f"{self.cache_key(data, content_type)}.pageindex" if self.cache_dir else None
+        )
+        if cached is not None and (cached / "document.json").is_file():
+            try:
+                self.last_from_cache = True
+                return load_index(cached), data, content_type
+            except IndexFormatError:
+                self.last_from_cache = False  # a damaged cache entry is rebuilt, not trusted
+        options = {"doc_name": name, **self.options}
+        document = build_index(data, content_type=content_type, **options)
+        if extension:
+            document = document.model_copy(update={"extension": extension})
+        if cached is not None:
+            save_index(document, cached)
+        return document, data, content_type
+
+    # -- the framework's loader protocol --------------------------------------------------------------
+
+    def load(self, source: Any) -> list[dict[str, Any]]:
+        """The page index of a source as page dicts, built or taken from the cache.
+
+        Raises:
+            Whatever :func:`build_index` raises for the source (DocumentLoadError, ModelRequiredError...).
+        """
+        document, data, content_type = self._document(source)
+        self.last_document = document
+        sections = page_sections(document)
+        images = self._images(document, data, content_type) if self.vision_mode else {}
+        pages = []
+        for page in document.pages:
+            text = page_markdown(page)
+            paths, descriptions = sections[page.index]
+            item: dict[str, Any] = {
+                "content": text,
+                "markdown": text,
+                "page_number": page.index + 1,
+                "sections": paths,
+                "section_descriptions": descriptions,
+                "nodes": [node.model_dump(exclude={"image_data"}) for node in page.nodes],
+            }
+            if page.index in images:
+                item["image"] = images[page.index]
+            pages.append(item)
+        return pages
+
+    def _images(self, document: Document, data: bytes, content_type: str | None) -> dict[int, bytes]:
+        if content_type == "pdf":
+            from ..pdf import PYMUPDF_LOCK, open_pdf, render_page_png
+
+            dpi = int(self.options.get("dpi", 150))
+            with open_pdf(data, password=self.options.get("password")) as pdf, PYMUPDF_LOCK:
+                return {page.index: render_page_png(pdf[page.index], dpi) for page in document.pages}
+        if content_type == "image":
+            return {0: data}
+        return {}
+
+    def can_handle_vision(self, source: str | BytesIO) -> bool:
+        """PDFs and images have page images; Markdown and text do not."""
+        if isinstance(source, str):
+            return EXTENSION_KINDS.get(Path(source).suffix.lower()) in ("pdf", "image")
+        return isinstance(source, BytesIO) and _sniff(source.getvalue()) in ("pdf", "image")
+
+
+def _sniff(data: bytes) -> str | None:
+    if data[:5] == b"%PDF-":
+        return "pdf"
+    if data[:8] == b"\x89PNG\r\n\x1a\n" or data[:3] == b"\xff\xd8\xff" or data[:6] in (b"GIF87a", b"GIF89a"):
+        return "image"
+    return None
+
+
+def _read(source: Any) -> tuple[bytes, str | None, str, str | None]:
+    """The source's bytes, its kind for build_index, its name and its extension."""
+    from ..sources import resolve_source
+
+    if isinstance(source, BytesIO):
+        data = source.getvalue()
+        kind = _sniff(data)
+        if kind is None:
+            raise UnsupportedFormatError(
+                "A stream must be a PDF or an image to be indexed without a name; pass a file path."
+            )
+        return data, kind, "document", None
+    resolved = resolve_source(source)
+    return resolved.data, resolved.kind, resolved.name, resolved.extension
