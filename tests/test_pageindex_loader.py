@@ -127,7 +127,7 @@ def test_vision_mode_attaches_page_images_and_streams_work(tmp_path: Path) -> No
 
 
 def test_rag_over_page_index_pages_finds_words_only_in_section_titles(tmp_path: Path) -> None:
-    text = "# Annex\n\n## Liquidated Damages\n\nThe amounts below apply per day of delay.\n\n# Other\n\nNothing.\n"
+    text = "# Annex\n\n## Liquidated Damages\n\nThe amounts below apply per day of delay.\n\n# Other\n\nNo.\n"
     path = tmp_path / "annex.md"
     path.write_text(text, encoding="utf-8")
     inner = DocumentLoaderPageIndex(cache_dir=tmp_path / "cache")
