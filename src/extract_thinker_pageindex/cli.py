@@ -11,6 +11,7 @@ import json
 import logging
 import os
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -112,6 +113,8 @@ def _run_index(args: argparse.Namespace) -> int:
     ) as progress:
         overall = progress.add_task("files", total=len(args.files))
         written_by: dict[Path, str] = {}
+        records: list[dict[str, Any]] = []
+        started = time.perf_counter()
         for file in args.files:
             target = default_output_path(file)
             if args.output is not None:
@@ -167,6 +170,7 @@ def _run_index(args: argparse.Namespace) -> int:
                 "toc_entries": len(document.toc),
                 "title": document.title,
             }
+            records.append(record)
             # While the progress display runs, rich shows what goes to standard output above it.
             if args.json:
                 print(json.dumps(record))
@@ -175,7 +179,34 @@ def _run_index(args: argparse.Namespace) -> int:
                     f"{file} -> {written}: {record['pages']} page(s), {record['nodes']} nodes, "
                     f"{record['toc_entries']} TOC entries"
                 )
+    if len(args.files) > 1 and not args.json:
+        _summary(records, len(args.files), time.perf_counter() - started)
     return status
+
+
+def _summary(records: list[dict[str, Any]], total: int, seconds: float) -> None:
+    """A table of what a multi-file run indexed, on standard output."""
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"Indexed {len(records)} of {total} file(s) in {seconds:.1f} s", title_justify="left")
+    for column, justify in (
+        ("file", "left"),
+        ("pages", "right"),
+        ("nodes", "right"),
+        ("TOC", "right"),
+        ("title", "left"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for record in records:
+        table.add_row(
+            Path(record["file"]).name,
+            str(record["pages"]),
+            str(record["nodes"]),
+            str(record["toc_entries"]),
+            record["title"] or "",
+        )
+    Console(width=120, highlight=False).print(table)
 
 
 def _search_pages(file: str, password: str | None) -> list[dict[str, Any]]:
