@@ -13,6 +13,7 @@ import base64
 import random
 import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -138,8 +139,21 @@ class ModelClient:
             raise InvalidOptionError(
                 f"model must be a litellm model name or an ExtractThinker LLM; got {model!r}."
             )
-        if attempts < 1 or repairs < 0 or timeout <= 0:
-            raise InvalidOptionError("attempts must be >= 1, repairs >= 0 and timeout > 0.")
+        whole = (attempts, repairs)
+        if (
+            any(isinstance(value, bool) or not isinstance(value, int) for value in whole)
+            or attempts < 1
+            or repairs < 0
+        ):
+            raise InvalidOptionError(f"attempts must be a whole number >= 1 and repairs >= 0; got {whole}.")
+        if not all(
+            isinstance(value, (int, float)) and value >= 0 for value in (timeout, backoff, max_backoff)
+        ) or (timeout <= 0):
+            raise InvalidOptionError("timeout must be > 0, backoff and max_backoff >= 0 (seconds).")
+        if getattr(model, "client", True) is None:
+            raise InvalidOptionError(
+                "This LLM has no instructor client (a pydantic-ai backend); use litellm's."
+            )
         if bbox_scale not in (None, "pixels", "normalized"):
             raise InvalidOptionError(f"bbox_scale must be 'pixels' or 'normalized'; got {bbox_scale!r}.")
         self.model = str(self.llm.model)
@@ -152,25 +166,12 @@ class ModelClient:
         self.max_backoff = max_backoff
         self.sleep = sleep
         self.usage = Usage()
-        # instructor calls these for every HTTP answer and error, re-asks included: the true call count.
-        self.llm.client.on("completion:response", self._count_response)
-        self.llm.client.on("completion:error", self._count_error)
+        _install_hooks(self.llm.client)
         family = self.model.lower().rsplit("/", 1)[-1]
         self.bbox_scale = bbox_scale or (
             "normalized" if family.startswith(NORMALISED_BBOX_FAMILIES) else "pixels"
         )
         self._quiet()
-
-    def _count_response(self, response: Any) -> None:
-        usage = getattr(response, "usage", None)
-        self.usage.add(
-            calls=1,
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        )
-
-    def _count_error(self, error: Any) -> None:
-        self.usage.add(calls=1)
 
     @staticmethod
     def _quiet() -> None:
@@ -217,11 +218,16 @@ class ModelClient:
         reason = "no attempt was made"
         for attempt in range(1, self.attempts + 1):
             if deadline is not None and time.monotonic() >= deadline:
-                reason = f"the time allowed ran out after {attempt - 1} attempt(s); last: {reason}"
-                break
+                if attempt == 1:
+                    raise LLMExtractionError(f"The model could not extract {what}: no time was left to ask.")
+                raise LLMExtractionError(
+                    f"The model could not extract {what}: the time allowed ran out after {attempt - 1} "
+                    f"attempt(s); last: {reason}."
+                )
             timeout = self.timeout
             if deadline is not None:
                 timeout = max(1.0, min(timeout, deadline - time.monotonic()))
+            _ACTIVE.client = self  # instructor's hooks count this thread's calls for this client
             try:
                 result = self.llm.client.chat.completions.create(
                     model=self.model,
@@ -236,13 +242,55 @@ class ModelClient:
             except Exception as exc:
                 kind, retry_after, reason = _classify(exc)
                 if kind == "transient" and attempt < self.attempts:
-                    self.sleep(self._delay(attempt, retry_after))
+                    delay = self._delay(attempt, retry_after)
+                    if deadline is not None:
+                        delay = min(delay, max(0.0, deadline - time.monotonic()))  # never sleep past it
+                    self.sleep(delay)
                     continue
                 if kind == "invalid":
                     reason = f"{reason} after {1 + self.repairs} answer(s)"
                 raise LLMExtractionError(f"The model could not extract {what}: {reason}.") from exc
+            finally:
+                _ACTIVE.client = None
             return result
         raise LLMExtractionError(f"The model could not extract {what}: {reason} ({self.attempts} attempts).")
+
+
+# The client asking on each thread: instructor's hooks are installed once per instructor client (an LLM may
+# be shared by many ModelClients) and credit calls to whichever ModelClient is asking on that thread.
+_ACTIVE = threading.local()
+_HOOKED: weakref.WeakSet[Any] = weakref.WeakSet()
+_HOOK_LOCK = threading.Lock()
+
+
+def _on_response(response: Any) -> None:
+    client = getattr(_ACTIVE, "client", None)
+    if client is not None:
+        usage = getattr(response, "usage", None)
+        client.usage.add(
+            calls=1,
+            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        )
+
+
+def _on_error(error: Any) -> None:
+    client = getattr(_ACTIVE, "client", None)
+    if client is not None:
+        client.usage.add(calls=1)
+
+
+def _install_hooks(instructor_client: Any) -> None:
+    """instructor calls these for every HTTP answer and error, re-asks included: the true call count."""
+    with _HOOK_LOCK:
+        try:
+            if instructor_client in _HOOKED:
+                return
+            _HOOKED.add(instructor_client)
+        except TypeError:  # not weak-referenceable: install anyway (it is then once per ModelClient)
+            pass
+        instructor_client.on("completion:response", _on_response)
+        instructor_client.on("completion:error", _on_error)
 
 
 def as_model_client(model: Any) -> ModelClient:

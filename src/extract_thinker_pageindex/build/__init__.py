@@ -108,6 +108,21 @@ def build_index(
         ModelRequiredError: ``refine`` (or a page that needs vision) without a model.
     """
     _check_options(strategy, parallel, on_page_error, dpi, metadata)
+    # Checked before any page is read, so a bad value never costs model calls.
+    for label, value, lowest in (
+        ("abstract_iterations", abstract_iterations, 1),
+        ("abstract_words", abstract_words, 20),
+        ("refine_sample", refine_sample, 1),
+        ("refine_iterations", refine_iterations, 0),
+    ):
+        if isinstance(value, bool) or not isinstance(value, int) or value < lowest:
+            raise InvalidOptionError(f"{label} must be a whole number of at least {lowest}; got {value!r}.")
+    if (
+        isinstance(refine_threshold, bool)
+        or not isinstance(refine_threshold, (int, float))
+        or not (0 <= refine_threshold <= 1)
+    ):
+        raise InvalidOptionError(f"refine_threshold must be between 0 and 1; got {refine_threshold!r}.")
     finish = _Finish(
         abstract=abstract,
         abstract_iterations=abstract_iterations,
@@ -118,6 +133,7 @@ def build_index(
         refine_iterations=refine_iterations,
         refine_seed=refine_seed,
         parallel=parallel,
+        baseline=model.usage.as_dict() if isinstance(model, ModelClient) else {},
     )
     if refine and model is None:
         raise ModelRequiredError("refine=True re-checks pages with a model; pass model= as well.")
@@ -303,7 +319,6 @@ def _build_pdf(
 
         with open_pdf(resolved.data, password=password, name=name) as document:
             fields["refinement"] = _refine(finish, built, pdf_renderer(document, dpi), client, dpi)
-        fields["usage"] = ModelUsage(**client.usage.as_dict())
     fields.update(
         title=text.title, author=text.author, created_at=text.created_at, updated_at=text.updated_at
     )
@@ -314,10 +329,8 @@ def _build_pdf(
 
 
 def _model_fields(client: ModelClient, failures: list[Any]) -> dict[str, Any]:
-    return {
-        "usage": ModelUsage(**client.usage.as_dict()),
-        "failed_pages": [FailedPage(index=failure.index, reason=failure.reason) for failure in failures],
-    }
+    # Usage is filled in by _document, once every call of the build has been made.
+    return {"failed_pages": [FailedPage(index=failure.index, reason=failure.reason) for failure in failures]}
 
 
 def _title(client: ModelClient, pages: list[Page]) -> str | None:
@@ -339,6 +352,7 @@ class _Finish:
     refine_iterations: int
     refine_seed: int
     parallel: int
+    baseline: dict[str, int]  # the model client's usage when the build started
 
 
 def _refine(
@@ -359,7 +373,7 @@ def _refine(
         read = extract_pages([index], render, client, parallel=1, objective=objective)
         return read.pages[0]
 
-    return refine_pages(
+    results = refine_pages(
         pages,
         lambda index: render(index).png,
         reextract,
@@ -370,6 +384,11 @@ def _refine(
         parallel=finish.parallel,
         seed=finish.refine_seed,
     )
+    if any(result.reextractions for result in results):
+        from .vision import nest_across_pages
+
+        nest_across_pages(pages)  # a page read again alone rejoins the sections open before it
+    return results
 
 
 def _document(
@@ -387,6 +406,7 @@ def _document(
         if isinstance(fields.get(key), str):
             fields[key] = datetime.fromisoformat(fields[key])
     group_continuations(pages)
+    drop_dangling_references(pages, [])  # the TOC is generated from sections: they must be sound first
     toc = toc if toc is not None else toc_from_sections(pages)
     drop_dangling_references(pages, toc)
     document = Document(
@@ -403,8 +423,12 @@ def _document(
         written = chain_of_density(
             client, document, iterations=finish.abstract_iterations, words=finish.abstract_words
         )
-        usage = ModelUsage(**client.usage.as_dict())
-        document = document.model_copy(update={"abstract": written, "usage": usage})
+        document = document.model_copy(update={"abstract": written})
+    if client is not None:
+        # Taken last, after every call (pages, title, abstract, refinement), and for this build only.
+        now = client.usage.as_dict()
+        used = {key: now[key] - finish.baseline.get(key, 0) for key in now}
+        document = document.model_copy(update={"usage": ModelUsage(**used)})
     return document
 
 

@@ -155,20 +155,47 @@ def _crop(png: bytes, box: tuple[int, int, int, int]) -> bytes:
         return out.getvalue()
 
 
-def _local_ids(answer: PageAnswer, page_index: int) -> dict[str, str]:
-    """Page-local ids to document ids ``p<page>-<id>`` (file-name safe, unique on the page)."""
-    mapping: dict[str, str] = {}
+def resolve_answer_ids(answer: PageAnswer, prefix: str) -> tuple[list[str], list[str | None], int]:
+    """Document ids for a model's nodes, by position, and their parents resolved.
+
+    Ids become ``<prefix>-<model id>`` (file-name safe; a repeated or colliding id gets a suffix, so every
+    node keeps its own). A parent must name a section of the same answer (the first one with that id);
+    self-parents and cycles are broken. Returns the ids, the parents (document ids or None) and how many
+    references were dropped.
+    """
+    ids: list[str] = []
     used: set[str] = set()
     for number, node in enumerate(answer.nodes, start=1):
         base = _SAFE.sub("-", node.id).strip("-._")[:48] or str(number)
-        candidate = f"p{page_index}-{base}"
-        suffix = 2
+        candidate, suffix = f"{prefix}-{base}", 2
         while candidate in used:
-            candidate = f"p{page_index}-{base}-{suffix}"
-            suffix += 1
+            candidate, suffix = f"{prefix}-{base}-{suffix}", suffix + 1
         used.add(candidate)
-        mapping.setdefault(node.id, candidate)
-    return mapping
+        ids.append(candidate)
+    first_section: dict[str, int] = {}
+    for position, node in enumerate(answer.nodes):
+        if isinstance(node, SectionNode):
+            first_section.setdefault(node.id, position)
+    parents: list[int | None] = []
+    dropped = 0
+    for position, node in enumerate(answer.nodes):
+        target = first_section.get(node.parent_id) if node.parent_id is not None else None
+        if node.parent_id is not None and (target is None or target == position):
+            dropped += 1  # names no section of the page, or the node itself
+            target = None
+        parents.append(target)
+    # A section whose chain of parents comes back to itself keeps no parent.
+    for start in range(len(parents)):
+        seen = {start}
+        current = parents[start]
+        while current is not None:
+            if current in seen:
+                parents[start] = None
+                dropped += 1
+                break
+            seen.add(current)
+            current = parents[current]
+    return ids, [ids[target] if target is not None else None for target in parents], dropped
 
 
 def answer_to_nodes(
@@ -179,22 +206,16 @@ def answer_to_nodes(
     Returns:
         The nodes, the TOC entries read on the page, and how many references had to be dropped.
     """
-    ids = _local_ids(answer, page_index)
-    sections = {node.id for node in answer.nodes if isinstance(node, SectionNode)}
+    ids, parents, dropped = resolve_answer_ids(answer, f"p{page_index}")
     nodes: list[Node] = []
     entries: list[TocEntryNode] = []
-    dropped = 0
-    for node in answer.nodes:
-        parent = node.parent_id
-        if parent is not None and parent not in sections:
-            parent, dropped = None, dropped + 1  # a parent that is no section on this page
-        update: dict[str, Any] = {
-            "id": ids[node.id],
-            "parent_id": ids[parent] if parent is not None else None,
-        }
+    for node, node_id, parent in zip(answer.nodes, ids, parents, strict=True):
+        update: dict[str, Any] = {"id": node_id, "parent_id": parent}
         if isinstance(node, TocEntryNode):
             entries.append(node.model_copy(update=update))
             continue
+        if hasattr(node, "group_id"):
+            update["group_id"] = None  # groups are the continuation step's to assign, not the model's
         if isinstance(node, (AnswerImageNode, AnswerTableNode)):
             target = ImageNode if isinstance(node, AnswerImageNode) else TableNode
             data = node.model_dump(exclude={"bbox", "image_data", "image_path"})
@@ -296,11 +317,12 @@ def extract_pages(
     # drawing of the next.
     renderer = ThreadPoolExecutor(max_workers=min(2, workers))
     rendered_pages: dict[int, Future[RenderedPage]] = {}
+    taken: set[int] = set()  # positions whose image a worker already took: never rendered again
     render_lock = threading.Lock()
 
     def render_at(position: int) -> None:
         with render_lock:
-            if position < len(indices) and position not in rendered_pages:
+            if position < len(indices) and position not in rendered_pages and position not in taken:
                 rendered_pages[position] = renderer.submit(render, indices[position])
 
     def work(position: int) -> tuple[list[Node], list[TocEntryNode]] | PageFailure:
@@ -314,6 +336,7 @@ def extract_pages(
             rendered = future.result()
             with render_lock:
                 del rendered_pages[position]
+                taken.add(position)
             render_at(position + workers)
             answer = client.ask(
                 _messages(rendered, client.bbox_scale, objective),
@@ -388,12 +411,12 @@ def _text_rotation(page: Any) -> int:
 
 def pdf_renderer(document: Any, dpi: int) -> Callable[[int], RenderedPage]:
     """Render pages of an open PyMuPDF document on demand (PyMuPDF is used under its lock)."""
-    from ..pdf import PYMUPDF_LOCK
+    from ..pdf import PYMUPDF_LOCK, pdf_errors
 
     def render(index: int) -> RenderedPage:
         from PIL import Image
 
-        with PYMUPDF_LOCK:
+        with PYMUPDF_LOCK, pdf_errors(f"page {index + 1} of the PDF"):
             page = document[index]
             # get_pixmap honours the page's /Rotate; text set sideways is turned upright below.
             pixmap = page.get_pixmap(dpi=dpi, alpha=False)
@@ -401,7 +424,8 @@ def pdf_renderer(document: Any, dpi: int) -> Callable[[int], RenderedPage]:
             mode = "L" if pixmap.n == 1 else "RGB"
             samples = bytes(pixmap.samples)
             width_pt, height_pt = float(page.rect.width), float(page.rect.height)
-            rotation = _text_rotation(page)
+            # The text layer's directions are in the unrotated page; the pixmap already applies /Rotate.
+            rotation = (_text_rotation(page) - page.rotation) % 360
         # PNG encoding is the slow part: done outside PyMuPDF's lock, so workers encode side by side.
         image = Image.frombytes(mode, size, samples)
         if rotation:
@@ -476,7 +500,12 @@ def text_chunks(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
         pieces = [paragraph]
         if len(paragraph) > limit:
             pieces, piece = [], ""
-            for word in re.split(r"(\s+)", paragraph):
+            # A "word" longer than the limit (a run without spaces) is cut into slices of the limit.
+            parts = re.split(r"(\s+)", paragraph)
+            words = [
+                part[start : start + limit] for part in parts for start in range(0, max(len(part), 1), limit)
+            ]
+            for word in words:
                 if len(piece) + len(word) > limit and piece:
                     pieces.append(piece)
                     piece = ""
@@ -510,23 +539,17 @@ def extract_text_pages(
             answer = client.ask(messages, PageAnswer, what=f"page {index + 1}, passage {number + 1}")
         except LLMExtractionError as exc:
             return PageFailure(index, str(exc))
-        ids = {
-            node.id: f"p{index}-c{number}-{_SAFE.sub('-', node.id).strip('-._')[:40] or position}"
-            for position, node in enumerate(answer.nodes)
-        }
-        sections = {node.id for node in answer.nodes if isinstance(node, SectionNode)}
+        ids, parents, lost = resolve_answer_ids(answer, f"p{index}-c{number}")
         nodes: list[Node] = []
-        lost = 0
-        for node in answer.nodes:
+        for node, node_id, parent in zip(answer.nodes, ids, parents, strict=True):
             if isinstance(node, (TocEntryNode, AnswerImageNode)):
                 continue  # plain text has neither printed contents pages nor pictures
-            parent = node.parent_id if node.parent_id in sections else None
-            lost += node.parent_id is not None and parent is None
-            update = {"id": ids[node.id], "parent_id": ids[parent] if parent else None}
+            update: dict[str, Any] = {"id": node_id, "parent_id": parent}
+            if hasattr(node, "group_id"):
+                update["group_id"] = None
             if isinstance(node, AnswerTableNode):
-                nodes.append(
-                    TableNode(**{**node.model_dump(exclude={"bbox", "image_data", "image_path"}), **update})
-                )
+                fields = {**node.model_dump(exclude={"bbox", "image_data", "image_path"}), **update}
+                nodes.append(TableNode(**fields))
             else:
                 nodes.append(node.model_copy(update=update))
         return nodes, lost

@@ -89,7 +89,8 @@ def refine_pages(
         seed: For the random middle of the sample.
 
     Returns:
-        Per reviewed page: its score before and after, and how many re-extractions it took.
+        Per reviewed page: its score before and after (the best version is kept, never a worse one), and
+        how many re-extractions were made.
     """
     if not 0.0 <= threshold <= 1.0:
         raise InvalidOptionError(f"refine_threshold must be between 0 and 1; got {threshold!r}.")
@@ -107,25 +108,27 @@ def refine_pages(
             return PageRefinement(
                 index=index, score_before=None, score_after=None, reextractions=0, note=str(exc)
             )
-        before = score = review.score
+        before = best_score = review.score
+        best_page: Page | None = None  # the original stays unless a re-read scores better
         done = 0
-        while score < threshold and done < iterations:
+        note = None
+        while best_score < threshold and done < iterations:
             try:
-                page = reextract(index, review.problems)
-                review = _review(client, page, png)
+                candidate = reextract(index, review.problems)
+                review = _review(client, candidate, png)
             except LLMExtractionError as exc:
-                return PageRefinement(
-                    index=index,
-                    score_before=before,
-                    score_after=score,
-                    reextractions=done,
-                    note=str(exc),
-                    page=page,
-                )
+                note = str(exc)  # an unreviewed re-read is never installed
+                break
             done += 1
-            score = review.score
+            if review.score > best_score:
+                best_score, best_page = review.score, candidate
         return PageRefinement(
-            index=index, score_before=before, score_after=score, reextractions=done, page=page
+            index=index,
+            score_before=before,
+            score_after=best_score,
+            reextractions=done,
+            note=note,
+            page=best_page,
         )
 
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:

@@ -42,7 +42,9 @@ def toc_from_sections(pages: Sequence[Page]) -> list[TocEntry]:
                 continue
             # The nearest enclosing section that has an entry (untitled sections are skipped over).
             ancestor = node.parent_id
-            while ancestor is not None and ancestor not in entry_of_section:
+            walked: set[str] = set()
+            while ancestor is not None and ancestor not in entry_of_section and ancestor not in walked:
+                walked.add(ancestor)  # a cycle of parents must not hang the walk
                 ancestor = section_parent.get(ancestor)
             parent = entry_of_section.get(ancestor) if ancestor is not None else None
             depth = 1 if parent is None else min(int(parent.level[1:]) + 1, 6)
@@ -109,7 +111,7 @@ def toc_from_entries(entries: Sequence[tuple[int, TocEntryNode]], pages: Sequenc
             continue
         _, section_id, page_index = sections[match[2]]
         linked.append((section_id, page_index))
-        if entry.printed_page is not None and entry.printed_page.strip().isdigit():
+        if entry.printed_page is not None and entry.printed_page.strip().isdecimal():
             offsets[page_index - int(entry.printed_page)] += 1
     offset = offsets.most_common(1)[0][0] if offsets else None
     page_indices = {page.index for page in pages}
@@ -125,7 +127,7 @@ def toc_from_entries(entries: Sequence[tuple[int, TocEntryNode]], pages: Sequenc
             target is None
             and offset is not None
             and entry.printed_page
-            and entry.printed_page.strip().isdigit()
+            and entry.printed_page.strip().isdecimal()
         ):
             candidate = int(entry.printed_page) + offset
             target = candidate if candidate in page_indices else None
