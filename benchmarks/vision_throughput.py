@@ -65,7 +65,9 @@ def run(pages: int, delay: float, parallel: int, folder: Path) -> tuple[float, i
         os.environ["OPENAI_API_BASE"] = server.stdout.readline().strip()
         os.environ["OPENAI_API_KEY"] = "sk-benchmark"
         start = time.perf_counter()
-        document = build_index(path, strategy="vision", model="openai/bench", parallel=parallel, abstract=False)
+        document = build_index(
+            path, strategy="vision", model="openai/bench", parallel=parallel, abstract=False
+        )
         seconds = time.perf_counter() - start
     finally:
         server.communicate(timeout=30)  # closing its standard input stops it
