@@ -252,3 +252,17 @@ def test_refinement_never_installs_a_worse_page(tmp_path: Path, llm_server) -> N
     assert document.pages[0].nodes[0].content == "Original read."
     (item,) = document.refinement
     assert (item.score_before, item.score_after, item.reextractions) == (0.5, 0.5, 1)
+
+
+def test_photos_are_turned_by_their_exif_orientation(tmp_path: Path, llm_server) -> None:
+    answering(llm_server, {"nodes": []})
+    photo = tmp_path / "phone.jpg"
+    image = Image.new("RGB", (400, 200), "white")
+    exif = image.getexif()
+    exif[0x0112] = 6  # "rotate 90 clockwise to view"
+    image.save(photo, exif=exif)
+    build_index(photo, model=quiet_client(), abstract=False, title="Photo")
+    import base64
+
+    sent = Image.open(io.BytesIO(base64.b64decode(llm_server.image_urls(0)[0].split(",", 1)[1])))
+    assert sent.size == (200, 400)

@@ -286,6 +286,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The library logs why it set something aside (an outline it did not trust); say it the CLI's way.
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("extract-thinker-pageindex: warning: %(message)s"))
+    # instructor logs every retried call at ERROR level; the retries are ours to report, as errors.
+    logging.getLogger("instructor").setLevel(logging.CRITICAL)
     package_logger = logging.getLogger("extract_thinker_pageindex")
     if not package_logger.handlers:
         package_logger.addHandler(handler)

@@ -312,6 +312,9 @@ def _build_pdf(
                 )
             by_index = {page.index: page for page in read.pages}
             built = [by_index.get(page.index, page) for page in built]
+            if read.toc_entries and text.toc is None:
+                # A scanned printed contents page, read by the model: the TOC comes from it.
+                text.toc = toc_from_entries(read.toc_entries, built)
             fields.update(_model_fields(client, read.failures))
     if finish.refine and client is not None and built:
         from ..pdf import open_pdf

@@ -449,22 +449,24 @@ def image_page(data: bytes, name: str) -> RenderedPage:
     """
     import warnings
 
-    from PIL import Image, UnidentifiedImageError
+    from PIL import Image, ImageOps, UnidentifiedImageError
 
     from ..errors import DocumentLoadError
 
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            opened = Image.open(io.BytesIO(data))
-            width, height = opened.size
-            if width * height > MAX_IMAGE_PIXELS:
-                raise DocumentLoadError(
-                    f"{name} is {width} x {height} pixels, over the limit of {MAX_IMAGE_PIXELS:,}; "
-                    "scale it down first."
-                )
-            opened.seek(0)
-            image = opened.convert("RGB")
+            with Image.open(io.BytesIO(data)) as opened:
+                width, height = opened.size
+                if width * height > MAX_IMAGE_PIXELS:
+                    raise DocumentLoadError(
+                        f"{name} is {width} x {height} pixels, over the limit of {MAX_IMAGE_PIXELS:,}; "
+                        "scale it down first."
+                    )
+                opened.seek(0)
+                # Phone photos store their orientation in EXIF: turn them as a viewer would.
+                image = ImageOps.exif_transpose(opened).convert("RGB")
+                width, height = image.size
     except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
         raise DocumentLoadError(f"{name} is refused as a decompression bomb: {exc}") from exc
     except (UnidentifiedImageError, OSError, ValueError) as exc:

@@ -62,8 +62,11 @@ def toc_from_sections(pages: Sequence[Page]) -> list[TocEntry]:
     return entries
 
 
+# Numbering before a title: "Item 7.", "Section 3:", "2.1", "1.", "4)", "IV." -- but not a bare year or word
+# ("2023 Highlights", "Civil Liability" keep their first word).
 _NUMBERING = re.compile(
-    r"^\s*(?:(?:part|item|section|article|chapter|note)\s+)?(?:[0-9]+[a-z]?(?:\.[0-9]+)*|[ivxlc]+)[.):]?\s+",
+    r"^\s*(?:(?:part|item|section|article|chapter|note)\s+[0-9ivxlc]+[a-z]?(?:\([a-z]\))?[.):]?"
+    r"|[0-9]+(?:\.[0-9]+)+\.?|[0-9]+[a-z]?[.)]|[ivxlc]+[.)])\s+",
     re.IGNORECASE,
 )
 _LEADERS = re.compile(r"(?:(?:\s*[.·_]){3,}|(?:\s*…){2,})\s*\S*\s*$")
