@@ -10,6 +10,7 @@ top-left corner; for image sources one point is one pixel.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Iterator
 from datetime import datetime
@@ -236,7 +237,11 @@ def _loose_bbox(value: Any) -> Any:
     """A model's box as four numbers in its own scale; anything else is no box (checked and scaled later)."""
     numbers = isinstance(value, (list, tuple)) and len(value) == 4
     if numbers and all(isinstance(item, (int, float)) and not isinstance(item, bool) for item in value):
-        return [float(item) for item in value]
+        try:
+            box = [float(item) for item in value]
+        except OverflowError:  # an integer too large for a float is no coordinate
+            return None
+        return box if all(math.isfinite(item) for item in box) else None
     return None
 
 

@@ -483,15 +483,19 @@ class SQLitePageRetriever:
         expression = " OR ".join(_quote(term) for term in terms)
         with self._lock:
             self._check_open()
-            row = self._conn.execute(
-                "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (doc_id,)
-            ).fetchone()
-            if row is None or not 1 <= page_number <= row[1]:
-                return ""
-            found = self._conn.execute(
-                "SELECT snippet(pi_fts, -1, '[', ']', '…', ?) FROM pi_fts WHERE pi_fts MATCH ? AND rowid = ?",
-                (max(1, min(words, 64)), expression, row[0] + page_number - 1),
-            ).fetchone()
+            # One read transaction: the page range and the page's text come from the same version, even
+            # while another connection re-indexes the document.
+            with self._read() as conn:
+                row = conn.execute(
+                    "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (doc_id,)
+                ).fetchone()
+                if row is None or not 1 <= page_number <= row[1]:
+                    return ""
+                found = conn.execute(
+                    "SELECT snippet(pi_fts, -1, '[', ']', '…', ?) FROM pi_fts "
+                    "WHERE pi_fts MATCH ? AND rowid = ?",
+                    (max(1, min(words, 64)), expression, row[0] + page_number - 1),
+                ).fetchone()
         if not found:
             return ""
         # Dot leaders of tables of contents and statements say nothing; fold them.
