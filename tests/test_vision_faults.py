@@ -266,3 +266,17 @@ def test_photos_are_turned_by_their_exif_orientation(tmp_path: Path, llm_server)
 
     sent = Image.open(io.BytesIO(base64.b64decode(llm_server.image_urls(0)[0].split(",", 1)[1])))
     assert sent.size == (200, 400)
+
+
+def test_skip_with_every_page_failed_saves_nothing(tmp_path: Path, llm_server) -> None:
+    from extract_thinker_pageindex import index_document, load_index
+
+    path = scan(tmp_path / "all.pdf", 2)
+    answering(llm_server, {"nodes": [{"type": "paragraph", "id": "p", "content": "Good."}]}, {"nodes": []})
+    _, written = index_document(path, strategy="vision", model=quiet_client(), abstract=False, parallel=1)
+    before = (written / "document.json").read_bytes()
+    llm_server.default = lambda body: Reply(401, b'{"error": {"message": "key revoked"}}')
+    with pytest.raises(LLMExtractionError, match="Every page failed, so nothing was indexed"):
+        index_document(path, strategy="vision", model=quiet_client(), on_page_error="skip", abstract=False)
+    assert (written / "document.json").read_bytes() == before  # the good index stays
+    assert load_index(written).pages[0].nodes[0].content == "Good."

@@ -71,6 +71,9 @@ def _classify(exc: BaseException) -> tuple[str, float | None, str]:
     import litellm
 
     chain = _chain(exc)
+    if any(type(item).__name__ == "IncompleteOutputException" for item in chain):
+        # Asking again gets the same cut; the caller must allow longer answers or send less.
+        return "invalid", None, "the answer was cut off by the model's output token limit"
     for item in chain:
         status = getattr(item, "status_code", None)
         retry_after = None
@@ -247,7 +250,7 @@ class ModelClient:
                         delay = min(delay, max(0.0, deadline - time.monotonic()))  # never sleep past it
                     self.sleep(delay)
                     continue
-                if kind == "invalid":
+                if kind == "invalid" and "cut off" not in reason:
                     reason = f"{reason} after {1 + self.repairs} answer(s)"
                 raise LLMExtractionError(f"The model could not extract {what}: {reason}.") from exc
             finally:

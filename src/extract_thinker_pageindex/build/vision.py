@@ -387,6 +387,11 @@ def extract_pages(
             PageIndexWarning,
             stacklevel=3,
         )
+    if failures and not pages:
+        # Skipping failed pages keeps the others; with none left there is nothing worth saving, and an
+        # empty index must not replace a good one.
+        listed = "; ".join(f"page {failure.index + 1}: {failure.reason}" for failure in failures)
+        raise LLMExtractionError(f"Every page failed, so nothing was indexed. {listed}")
     return VisionResult(pages=pages, toc_entries=entries, failures=failures)
 
 
@@ -563,6 +568,9 @@ def extract_text_pages(
         listed = "; ".join(failure.reason for failure in failures)
         raise LLMExtractionError(f"{len(failures)} passage(s) could not be read by the model. {listed}")
     failed_pages = {failure.index for failure in failures}
+    if failures and failed_pages >= set(pages_text):
+        listed = "; ".join(failure.reason for failure in failures)
+        raise LLMExtractionError(f"Every page failed, so nothing was indexed. {listed}")
     merged: dict[int, list[Node]] = {index: [] for index in pages_text if index not in failed_pages}
     for (index, _, _), outcome in zip(jobs, outcomes, strict=True):
         if index in merged and not isinstance(outcome, PageFailure):
