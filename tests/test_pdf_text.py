@@ -1194,3 +1194,40 @@ def test_a_pdf_without_pages_is_an_empty_document_error(tmp_path: Path) -> None:
     path.write_bytes(out)
     with pytest.raises(EmptyDocumentError, match="no pages"):
         build_index(path)
+
+
+def test_a_printed_contents_page_gives_the_toc_when_there_is_no_outline(tmp_path: Path) -> None:
+    document = pymupdf.open()
+    cover = document.new_page()
+    cover.insert_text((72, 100), "Annual Report of Northwind", fontsize=24, fontname="hebo")
+    contents = document.new_page()
+    contents.insert_text((72, 72), "Contents", fontsize=16, fontname="hebo")
+    rows = [("1. Overview", 1), ("2. Results", 2), ("2.1 Revenue", 2), ("3. Outlook", 3), ("4. Risks", 4)]
+    for number, (title, printed) in enumerate(rows):
+        x = 90 if title.startswith("2.1") else 72
+        contents.insert_text(
+            (x, 110 + 20 * number), f"{title} {'.' * 40} {printed}", fontsize=11, fontname="helv"
+        )
+    for title in ("1. Overview", "2. Results", "3. Outlook", "4. Risks"):
+        page = document.new_page()
+        page.insert_text((72, 72), title, fontsize=16, fontname="hebo")
+        if title == "2. Results":
+            page.insert_text((72, 120), "2.1 Revenue", fontsize=13, fontname="hebo")
+            page.insert_text(
+                (72, 150), "Revenue grew in every region this year.", fontsize=10, fontname="helv"
+            )
+        page.insert_text(
+            (72, 100), f"Body text about {title[3:].lower()} for the year.", fontsize=10, fontname="helv"
+        )
+    path = tmp_path / "printed-toc.pdf"
+    document.save(path)
+
+    built = build_index(path, images=False)
+    by_title = {entry.title: entry for entry in built.toc}
+    sections = {section.title: section.id for section in built.sections()}
+    assert list(by_title) == ["1. Overview", "2. Results", "2.1 Revenue", "3. Outlook", "4. Risks"]
+    # Printed page 1 is the third physical page (index 2): the offset the linked entries agree on.
+    assert [by_title[title].target_page for title in by_title] == [2, 3, 3, 4, 5]
+    assert [by_title[title].printed_page for title in by_title] == ["1", "2", "2", "3", "4"]
+    assert by_title["2.1 Revenue"].parent_id == by_title["2. Results"].id
+    assert by_title["3. Outlook"].target_section_id == sections["3. Outlook"]

@@ -19,6 +19,7 @@ __all__ = [
     "is_toc_page",
     "normalise_title",
     "outline_headings",
+    "printed_toc_entries",
 ]
 
 HEADER_BAND = 0.09  # top and bottom share of the page where running headers and footers live
@@ -188,15 +189,52 @@ def _has_text_between(
     return False
 
 
+def _toc_line(line: Line) -> bool:
+    return bool(_TOC_LINE.search(line.text)) and (
+        ".." in line.text or "…" in line.text or line.max_gap > 2 * line.size
+    )
+
+
 def is_toc_page(page: PageLines) -> bool:
     """Whether a page is a printed table of contents: many lines end in a page number after leaders."""
-    entries = 0
-    for line in page.lines:
-        if _TOC_LINE.search(line.text) and (
-            ".." in line.text or "…" in line.text or line.max_gap > 2 * line.size
-        ):
-            entries += 1
+    entries = sum(1 for line in page.lines if _toc_line(line))
     return entries >= 5 and entries >= 0.3 * len(page.lines)
+
+
+_ENTRY = re.compile(r"^(?P<title>.*?[^\s.…·])[\s.…·]*\s(?P<page>[0-9]{1,4}|[ivxlc]{1,6})$", re.IGNORECASE)
+
+
+def printed_toc_entries(pages: Sequence[PageLines]) -> list[tuple[int, Any]]:
+    """Entries read from the printed contents pages of a text layer: ``(page index, TocEntryNode)``.
+
+    A line ending in a page number after dot leaders or a wide gap is an entry (its title, its printed
+    page); a "PART II" line without a number groups the entries under it. Levels follow indentation.
+    """
+    from ..model import TocEntryNode
+
+    found: list[tuple[int, str, str | None, float]] = []  # (page index, title, printed page, x)
+    for page in pages:
+        if not is_toc_page(page):
+            continue
+        for line in page.lines:
+            match = _ENTRY.match(line.text) if _toc_line(line) else None
+            if match is not None and sum(char.isalpha() for char in match.group("title")) >= 2:
+                found.append((page.index, match.group("title").strip(), match.group("page"), line.bbox[0]))
+            elif _NUMBERED_PART.match(line.text) and len(line.text.split()) <= 12:
+                found.append((page.index, line.text.strip(), None, line.bbox[0]))
+    indents = sorted({round(x / 6) for *_, x in found})
+    entries = []
+    for number, (page_index, title, printed, x) in enumerate(found, start=1):
+        depth = 1 if _NUMBERED_PART.match(title) else min(indents.index(round(x / 6)) + 1, 6)
+        if any(_NUMBERED_PART.match(item[1]) for item in found) and not _NUMBERED_PART.match(title):
+            depth = min(depth + 1, 6)  # entries sit under the PART lines that group them
+        entries.append(
+            (
+                page_index,
+                TocEntryNode(id=f"printed-{number}", title=title, printed_page=printed, level=f"l{depth}"),
+            )
+        )
+    return entries
 
 
 def _page_heading_groups(

@@ -44,6 +44,7 @@ from .pdf_structure import (
     find_running_lines,
     normalise_title,
     outline_headings,
+    printed_toc_entries,
 )
 
 __all__ = ["PdfTextResult", "normalise_title", "parse_pdf_text", "pdf_date"]
@@ -427,6 +428,17 @@ def parse_pdf_text(
         )
 
     toc = _outline_toc(located, positions, assembler) if located else None
+    if toc is None:
+        # No usable outline: a printed contents page, when there is one, gives the TOC, provided most of
+        # its entries find their section.
+        from ..postprocess.toc import toc_from_entries
+
+        printed = printed_toc_entries(read)
+        if printed:
+            candidate = toc_from_entries(printed, result_pages)
+            linked = sum(1 for entry in candidate if entry.target_section_id is not None)
+            if linked >= max(3, 0.5 * len(candidate)):
+                toc = candidate
     title = (metadata.get("title") or "").strip() or None
     if title is not None and FILENAME_TITLE.search(title):
         title = None
