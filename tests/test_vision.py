@@ -149,7 +149,7 @@ def test_each_request_carries_one_png_page_and_the_objective(tmp_path: Path, llm
     assert image.size == (612, 792)  # 72 dpi: one pixel per point
     prompt = llm_server.prompt_texts(0)
     assert "612 x 792 pixels" in prompt and "pixels of the 612 x 792 image" in prompt
-    assert '"PageAnswer"' in prompt or "PageAnswer" in prompt  # the Contract is the response schema
+    assert "PageAnswer" in prompt  # the Contract is the response schema
 
 
 def test_boxes_in_pixels_are_scaled_to_points_and_cropped(tmp_path: Path, llm_server) -> None:

@@ -287,9 +287,9 @@ def _image_png(document: Any, xref: int) -> bytes | None:
         return None
 
 
-def _page_images(
-    pdf_page: Any, page: PageLines, decorative: set[int]
-) -> list[tuple[int, tuple[int, int, int, int]]]:
+def _page_images(pdf_page: Any, page: PageLines) -> list[tuple[int, tuple[int, int, int, int]]]:
+    """Placements of a page's embedded pictures that are big enough to be content: ``(xref, bbox)``.
+    (Pictures repeated over many pages are dropped later, once every page has been seen.)"""
     found: list[tuple[int, tuple[int, int, int, int]]] = []
     listed = pdf_page.get_images(full=True)  # the cheap look at the page's resources first
     if not listed:
@@ -307,7 +307,7 @@ def _page_images(
         else:
             candidates = by_size.get((info.get("width"), info.get("height")), [])
             xref = candidates[0] if candidates else 0
-        if xref <= 0 or xref in decorative:
+        if xref <= 0:
             continue  # inline images have no xref to extract
         x0, y0, x1, y1 = info["bbox"]
         width, height = x1 - x0, y1 - y0
@@ -373,7 +373,7 @@ def parse_pdf_text(
             if tables and page.text_chars:
                 _page_tables(pdf_page, page, page_extras)
             extras.append(page_extras)
-            image_places.append(_page_images(pdf_page, page, set()) if images else [])
+            image_places.append(_page_images(pdf_page, page) if images else [])
             if progress is not None:
                 progress(done, len(indices))
 
