@@ -8,10 +8,10 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from io import BytesIO
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .errors import DocumentLoadError, EmptyDocumentError, PageIndexError, PageIndexWarning
+from .files import MAX_DOCUMENT_BYTES, read_regular_file
 
 if TYPE_CHECKING:
     import pymupdf
@@ -54,13 +54,7 @@ def pdf_errors(name: str) -> Iterator[None]:
 
 def _read_bytes(source: PdfSource, name: str) -> bytes:
     if isinstance(source, (str, os.PathLike)):
-        path = Path(source)
-        if not path.is_file():
-            raise DocumentLoadError(f"No such file: {str(path)!r}.")
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise DocumentLoadError(f"Cannot read {name}: {exc}.") from exc
+        data = read_regular_file(source, limit=MAX_DOCUMENT_BYTES, error=DocumentLoadError)
     elif isinstance(source, BytesIO):
         data = source.getvalue()
     elif isinstance(source, (bytes, bytearray)):

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from .errors import DocumentLoadError, EmptyDocumentError, UnsupportedFormatError
+from .files import MAX_DOCUMENT_BYTES, clean_text, read_regular_file
 
 __all__ = ["SourceInput", "SourceKind", "decode_text", "resolve_source"]
 
@@ -84,13 +85,14 @@ def _kind_from_path(path: Path) -> SourceKind:
 def resolve_source(source: SourceInput, content_type: str | None = None, name: str | None = None) -> Source:
     """Work out what a source is and read its bytes.
 
-    A ``pathlib.Path`` is always a file. A ``str`` is a file path unless ``content_type`` is given and no
-    such file exists, in which case the string is the document itself. ``bytes`` and ``BytesIO`` are the
+    A ``pathlib.Path`` is always a file. A ``str`` is a file path unless ``content_type`` is given and nothing
+    exists at that path, in which case the string is the document itself. ``bytes`` and ``BytesIO`` are the
     document's bytes and need ``content_type``.
 
     Raises:
         UnsupportedFormatError: the kind cannot be told or is not supported.
-        DocumentLoadError: the file does not exist or cannot be read.
+        DocumentLoadError: the file does not exist, is not a regular file (a directory, FIFO or device),
+            is larger than ``MAX_DOCUMENT_BYTES`` or cannot be read.
     """
     if isinstance(source, (bytes, bytearray, BytesIO)):
         if content_type is None:
@@ -100,9 +102,9 @@ def resolve_source(source: SourceInput, content_type: str | None = None, name: s
         data = bytes(source.getvalue() if isinstance(source, BytesIO) else source)
         return Source(_kind_from_content_type(content_type), name or "document", None, data)
 
-    if isinstance(source, str) and content_type is not None and not os.path.isfile(source):
+    if isinstance(source, str) and content_type is not None and not os.path.lexists(source):
         kind = _kind_from_content_type(content_type)
-        return Source(kind, name or "document", None, source.encode("utf-8"))
+        return Source(kind, name or "document", None, clean_text(source).encode("utf-8"))
 
     if not isinstance(source, (str, os.PathLike)):
         raise UnsupportedFormatError(
@@ -110,15 +112,10 @@ def resolve_source(source: SourceInput, content_type: str | None = None, name: s
         )
     path = Path(source)
     kind = _kind_from_content_type(content_type) if content_type is not None else _kind_from_path(path)
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError as exc:
-        raise DocumentLoadError(f"No such file: {str(path)!r}.") from exc
-    except IsADirectoryError as exc:
-        raise DocumentLoadError(f"{str(path)!r} is a directory, not a document.") from exc
-    except OSError as exc:
-        raise DocumentLoadError(f"Cannot read {str(path)!r}: {exc.strerror or exc}.") from exc
-    return Source(kind, name or path.stem, path.suffix.lower().lstrip(".") or None, data, path)
+    data = read_regular_file(path, limit=MAX_DOCUMENT_BYTES, error=DocumentLoadError)
+    # A file name that is not UTF-8 reaches Python with lone surrogates; names are text from here on.
+    extension = clean_text(path.suffix.lower().lstrip(".")) or None
+    return Source(kind, clean_text(name or path.stem), extension, data, path)
 
 
 def decode_text(source: Source) -> str:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
 import json
 import os
+import re
 import shutil
 import time
 import uuid
@@ -20,6 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import IndexFormatError, InvalidOptionError, OutputExistsError
+from .files import MAX_INDEX_FILE_BYTES, read_regular_file
 from .model import FORMAT_VERSION, Document, ImageNode, Page, TableNode
 
 __all__ = ["DOCUMENT_FILE", "IMAGES_DIR", "default_output_path", "index_document", "load_index", "save_index"]
@@ -69,12 +72,47 @@ def _exchange(a: Path, b: Path) -> bool:
     return result == 0
 
 
-def _is_page_index_dir(path: Path) -> bool:
-    return (
-        path.is_dir()
-        and not path.is_symlink()
-        and ((path / DOCUMENT_FILE).is_file() or not any(path.iterdir()))
-    )
+def _replaceable(target: Path) -> str | None:
+    """Why an existing ``target`` must not be replaced by a save, or None when it may be.
+
+    Only what a save itself writes is ever replaced: an empty directory, or a directory whose name ends
+    in ``.pageindex`` and which holds ``document.json`` (a JSON object with a ``format_version``, of any
+    version, so an index written by an older release is replaced) and at most an ``images/`` folder of
+    ``.png`` files. A folder with anything else in it (a project folder that happens to hold a
+    ``document.json``, notes a user put beside an index) is refused: replacing it would delete files this
+    library did not write.
+    """
+    if target.is_symlink() or not target.is_dir():
+        return "it is not a directory"
+    entries = {entry.name: entry for entry in target.iterdir()}
+    if not entries:
+        return None
+    if target.suffix != SUFFIX:
+        return f"it is not empty and its name does not end in {SUFFIX!r}"
+    others = sorted(set(entries) - {DOCUMENT_FILE, IMAGES_DIR})
+    if others:
+        return f"it holds files a page index does not ({', '.join(map(repr, others[:3]))})"
+    images = entries.get(IMAGES_DIR)
+    if images is not None:
+        if images.is_symlink() or not images.is_dir():
+            return f"its {IMAGES_DIR!r} is not a directory"
+        if any(image.suffix != ".png" or not image.is_file() for image in images.iterdir()):
+            return f"its {IMAGES_DIR!r} folder holds files that are not page images"
+    try:
+        data = json.loads(
+            read_regular_file(
+                target / DOCUMENT_FILE,
+                limit=MAX_INDEX_FILE_BYTES,
+                error=IndexFormatError,
+                follow_symlinks=False,
+                single_link=True,
+            )
+        )
+    except (IndexFormatError, ValueError, RecursionError):
+        return f"its {DOCUMENT_FILE} is not a page index"
+    if not isinstance(data, dict) or "format_version" not in data or not isinstance(data.get("pages"), list):
+        return f"its {DOCUMENT_FILE} is not a page index"
+    return None
 
 
 STALE_SECONDS = 3600
@@ -92,6 +130,49 @@ def _remove_stale_staging(target: Path) -> None:
                 continue
 
 
+def _check_replaceable(target: Path) -> None:
+    if not os.path.lexists(target):
+        return
+    reason = _replaceable(target)
+    if reason is not None:
+        raise OutputExistsError(
+            f"{str(target)!r} exists and is not a page index directory ({reason}), so it is not "
+            "replaced; choose another output path."
+        )
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    """Put the complete ``staging`` directory in place of ``target``, atomically.
+
+    Two saves of the same new output may race (two processes, two loaders sharing a cache): the first
+    rename wins the empty name, and the second finds it taken and swaps with it, so the last save wins
+    cleanly and each reader sees one whole index.
+    """
+    for _ in range(8):
+        try:
+            os.rename(staging, target)
+            return
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+        # Another save put an index there since the check: it is replaced like any earlier index.
+        _check_replaceable(target)
+        if _exchange(staging, target):
+            shutil.rmtree(staging, ignore_errors=True)  # staging now holds the other index
+            return
+        aside = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:12]}")
+        try:
+            os.rename(target, aside)
+        except FileNotFoundError:
+            continue  # the other save moved it aside itself; the name is free again
+        try:
+            os.rename(staging, target)
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
+        return
+    raise OSError(errno.EBUSY, f"{str(target)!r} kept changing while it was replaced")
+
+
 def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     """Write a document to a ``.pageindex`` directory, replacing an existing index atomically.
 
@@ -106,17 +187,16 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
         The output path.
 
     Raises:
-        OutputExistsError: ``output`` exists and is not a page index directory (it is never replaced).
+        OutputExistsError: ``output`` exists and is not recognisably a page index: only an empty
+            directory, or a ``*.pageindex`` directory holding nothing but ``document.json`` and
+            ``images/*.png``, is replaced. Nothing else is ever deleted.
         OSError: the directory cannot be written.
 
     A crash mid-save can leave a ``.<name>.pageindex.tmp-*`` folder beside the target; the next save removes
     such folders once they are an hour old.
     """
     target = Path(output)
-    if target.exists() and not _is_page_index_dir(target):
-        raise OutputExistsError(
-            f"{str(target)!r} exists and is not a page index directory; choose another output path."
-        )
+    _check_replaceable(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_staging(target)
     staging = target.with_name(f".{target.name}.tmp-{uuid.uuid4().hex[:12]}")
@@ -140,16 +220,7 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
         if (staging / IMAGES_DIR).exists():
             _fsync_dir(staging / IMAGES_DIR)
         _fsync_dir(staging)
-
-        if not target.exists():
-            os.rename(staging, target)
-        elif _exchange(staging, target):
-            shutil.rmtree(staging, ignore_errors=True)  # staging now holds the old index
-        else:
-            aside = target.with_name(f".{target.name}.old-{uuid.uuid4().hex[:12]}")
-            os.rename(target, aside)
-            os.rename(staging, target)
-            shutil.rmtree(aside, ignore_errors=True)
+        _swap_in(staging, target)
         _fsync_dir(target.parent)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -166,36 +237,40 @@ def _format_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
 
 
+# What a save writes for an image: images/<node id>.png, with node ids as the model admits them.
+_IMAGE_PATH = re.compile(rf"^{IMAGES_DIR}/[A-Za-z0-9][A-Za-z0-9._-]{{0,127}}\.png$")
+
+
 def _read_image(root: Path, relative: str, node_id: str) -> bytes:
-    if not isinstance(relative, str) or not relative or os.path.isabs(relative) or "\\" in relative:
+    shown = repr(relative[:100] + ("..." if len(relative) > 100 else ""))
+    if relative.startswith(("/", "\\")) or os.path.isabs(relative):
+        raise IndexFormatError(f"Node {node_id!r} has image path {shown}; it must be relative to the index.")
+    if ".." in relative.replace("\\", "/").split("/"):
+        raise IndexFormatError(f"Node {node_id!r} has image path {shown}, which leaves the index directory.")
+    if not _IMAGE_PATH.match(relative):
+        # Anything else (NUL bytes, lone surrogates, thousands of characters, other folders) is refused
+        # before it reaches the file system.
         raise IndexFormatError(
-            f"Node {node_id!r} has image path {relative!r}; it must be relative to the index."
+            f"Node {node_id!r} has image path {shown}; images live in {IMAGES_DIR}/<node id>.png."
         )
-    parts = Path(relative).parts
-    if ".." in parts:
-        raise IndexFormatError(
-            f"Node {node_id!r} has image path {relative!r}, which leaves the index directory."
-        )
-    if len(parts) != 2 or parts[0] != IMAGES_DIR:
-        raise IndexFormatError(f"Node {node_id!r} has image path {relative!r}; images live in {IMAGES_DIR}/.")
-    candidate = root / relative
-    current = root
-    for part in parts:
-        current = current / part
-        if current.is_symlink():
-            raise IndexFormatError(
-                f"Node {node_id!r} has image path {relative!r} through a symbolic link; refused."
-            )
-    if not str(candidate.resolve()).startswith(str(root.resolve()) + os.sep):
-        raise IndexFormatError(
-            f"Node {node_id!r} has image path {relative!r}, which leaves the index directory."
-        )
+    if (root / IMAGES_DIR).is_symlink():
+        raise IndexFormatError(f"Node {node_id!r} has image path {shown} through a symbolic link; refused.")
+    image = root / relative
+    if not os.path.lexists(image):
+        raise IndexFormatError(f"Node {node_id!r} names image {shown}, which is missing.")
     try:
-        return candidate.read_bytes()
-    except FileNotFoundError as exc:
-        raise IndexFormatError(f"Node {node_id!r} names image {relative!r}, which is missing.") from exc
-    except OSError as exc:
-        raise IndexFormatError(f"Cannot read image {relative!r} of node {node_id!r}: {exc}.") from exc
+        # Opened without following a link, and a hard link (another name of a file that may live
+        # anywhere on the system) is refused: nothing outside the index directory is read.
+        return read_regular_file(
+            image,
+            limit=MAX_INDEX_FILE_BYTES,
+            error=IndexFormatError,
+            label=shown,
+            follow_symlinks=False,
+            single_link=True,
+        )
+    except IndexFormatError as exc:
+        raise IndexFormatError(f"Cannot read image of node {node_id!r}: {exc}") from exc
 
 
 def load_index(path: str | os.PathLike[str]) -> Document:
@@ -214,16 +289,31 @@ def load_index(path: str | os.PathLike[str]) -> Document:
     given = Path(path)
     root = given.parent if given.name == DOCUMENT_FILE else given
     document_file = root / DOCUMENT_FILE
+    if root.is_symlink() and not root.is_dir():
+        raise IndexFormatError(f"No page index at {str(root)!r}: it is a broken or looping symbolic link.")
     try:
-        raw = document_file.read_bytes()
-    except FileNotFoundError as exc:
-        raise IndexFormatError(f"No page index at {str(root)!r}: {DOCUMENT_FILE} is missing.") from exc
-    except OSError as exc:
-        raise IndexFormatError(f"Cannot read {str(document_file)!r}: {exc}.") from exc
+        raw = read_regular_file(
+            document_file,
+            limit=MAX_INDEX_FILE_BYTES,
+            error=IndexFormatError,
+            follow_symlinks=False,
+            single_link=True,
+        )
+    except IndexFormatError as exc:
+        if not os.path.lexists(document_file) and not root.is_dir():
+            raise IndexFormatError(f"No page index at {str(root)!r}: no such directory.") from exc
+        if not os.path.lexists(document_file):
+            raise IndexFormatError(f"No page index at {str(root)!r}: {DOCUMENT_FILE} is missing.") from exc
+        raise
     try:
         data: Any = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise IndexFormatError(f"{str(document_file)!r} is not valid JSON: {exc}.") from exc
+    except (ValueError, RecursionError) as exc:
+        # Python refuses integers of thousands of digits, and nesting deeper than its recursion limit.
+        raise IndexFormatError(
+            f"{str(document_file)!r} is not a page index: {exc or 'nested too deeply'}."
+        ) from exc
     if not isinstance(data, dict):
         raise IndexFormatError(f"{str(document_file)!r} must hold a JSON object, not {type(data).__name__}.")
     version = data.get("format_version")
@@ -238,6 +328,10 @@ def load_index(path: str | os.PathLike[str]) -> Document:
     except ValidationError as exc:
         raise IndexFormatError(
             f"{str(document_file)!r} is not a valid page index: {_format_validation_error(exc)}"
+        ) from exc
+    except RecursionError as exc:
+        raise IndexFormatError(
+            f"{str(document_file)!r} is not a page index: it is nested too deeply."
         ) from exc
 
     for page in document.pages:

@@ -1,0 +1,140 @@
+"""Reading files safely: regular files only, never more than a stated number of bytes.
+
+Every file the library reads (a source document, a saved ``document.json``, an index's images) goes
+through :func:`read_regular_file`. It opens the path without blocking (a FIFO named ``report.pdf`` would
+otherwise wait forever for a writer), checks on the open descriptor that it is a regular file (not a FIFO,
+a socket or a device such as ``/dev/zero`` behind a symbolic link), and reads at most ``limit`` bytes, so
+a file that is larger than it claims, or grows while it is read, cannot take the process's memory.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+from .errors import PageIndexError
+
+__all__ = ["MAX_DOCUMENT_BYTES", "MAX_INDEX_FILE_BYTES", "clean_text", "read_regular_file"]
+
+#: The largest source document read (PDF, Markdown, text or image): 2 GiB.
+MAX_DOCUMENT_BYTES = 2 << 30
+#: The largest file read from a saved page index (``document.json`` or one image): 512 MiB.
+MAX_INDEX_FILE_BYTES = 512 << 20
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def _kind(mode: int) -> str:
+    for test, name in _KINDS:
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def read_regular_file(
+    path: str | os.PathLike[str],
+    *,
+    limit: int,
+    error: type[PageIndexError],
+    label: str | None = None,
+    follow_symlinks: bool = True,
+    single_link: bool = False,
+) -> bytes:
+    """The bytes of a regular file, refusing anything else before reading from it.
+
+    Args:
+        path: The file.
+        limit: The most bytes read; a larger file is refused.
+        error: The error class raised (``DocumentLoadError`` for sources, ``IndexFormatError`` for indexes).
+        label: How messages name the file (its quoted path by default).
+        follow_symlinks: When False, a symbolic link as the last component is refused.
+        single_link: When True, a file with more than one hard link is refused: inside a page index, such a
+            file may be another file of the system, linked in.
+
+    Returns:
+        The file's bytes.
+
+    Raises:
+        error: the path is missing, a directory, a FIFO, a device or socket, a symbolic link where none
+            is allowed, a hard-linked file where that is refused, a loop of links, larger than ``limit``,
+            or cannot be read.
+    """
+    name = label or _quote(path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except ValueError as exc:  # a NUL in the path
+        raise error(f"{name} is not a usable path: {exc}.") from exc
+    except UnicodeEncodeError as exc:
+        raise error(f"{name} is not a usable path: it cannot be encoded for the file system.") from exc
+    except OSError as exc:
+        raise error(_open_failure(name, exc, follow_symlinks)) from exc
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise error(f"{name} is {_kind(info.st_mode)}, not a regular file; refused.")
+        if single_link and info.st_nlink > 1:
+            raise error(
+                f"{name} has {info.st_nlink} hard links, so it may be a file from outside; refused. "
+                "Copy the index without hard links."
+            )
+        if info.st_size > limit:
+            raise error(f"{name} is {info.st_size:,} bytes, over the limit of {limit:,}; refused.")
+        chunks: list[bytes] = []
+        remaining = limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 24))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        if remaining <= 0:
+            raise error(f"{name} grew past the limit of {limit:,} bytes while it was read; refused.")
+        return b"".join(chunks)
+    except OSError as exc:
+        raise error(f"Cannot read {name}: {exc.strerror or exc}.") from exc
+    finally:
+        os.close(fd)
+
+
+def _open_failure(name: str, exc: OSError, follow_symlinks: bool) -> str:
+    if exc.errno == errno.ENOENT:
+        return f"No such file: {name}."
+    if exc.errno == errno.EISDIR:
+        return f"{name} is a directory, not a file."
+    if exc.errno == errno.ELOOP:
+        if not follow_symlinks:
+            return f"{name} is a symbolic link; refused."
+        return f"{name} is a loop of symbolic links."
+    if exc.errno == errno.ENAMETOOLONG:
+        return f"{name[:80]}... is a path too long for the file system."
+    return f"Cannot read {name}: {exc.strerror or exc}."
+
+
+def _quote(path: str | os.PathLike[str]) -> str:
+    return repr(clean_text(os.fspath(path)))
+
+
+def clean_text(text: str) -> str:
+    """Text with lone UTF-16 surrogates replaced by U+FFFD, so that it can be encoded as UTF-8.
+
+    Lone surrogates reach Python strings from non-UTF-8 file names (``os.listdir``), from PDF metadata
+    and from JSON escapes; they cannot be written to JSON files, SQLite or a terminal. Surrogate pairs
+    written as two characters are joined into the character they encode.
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
