@@ -52,6 +52,7 @@ EXPECTED = [
     "__version__",
     "build_index",
     "filter_pages",
+    "group_continuations",
     "index_document",
     "inspect",
     "load_index",

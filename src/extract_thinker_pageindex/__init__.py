@@ -54,6 +54,7 @@ if TYPE_CHECKING:
         TocEntryNode,
     )
     from .pages import filter_pages, normalize_page_spec
+    from .postprocess.continuations import group_continuations
     from .retrieval.contract_query import query_from_contract
     from .retrieval.sqlite import PageMatch, SQLitePageRetriever, query_words
     from .store import index_document, load_index, save_index
@@ -101,6 +102,7 @@ __all__ = [
     "__version__",
     "build_index",
     "filter_pages",
+    "group_continuations",
     "index_document",
     "inspect",
     "load_index",
@@ -116,6 +118,7 @@ _LOCATIONS = {
     "build_index": ".build",
     "filter_pages": ".pages",
     "normalize_page_spec": ".pages",
+    "group_continuations": ".postprocess.continuations",
     "index_document": ".store",
     "load_index": ".store",
     "save_index": ".store",

@@ -11,14 +11,17 @@ Rules:
 
 from __future__ import annotations
 
+import functools
 import re
+import warnings
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any
+from typing import Any, ClassVar
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from ..errors import PageIndexWarning
 from ..model import (
     HeadingNode,
     ListItemNode,
@@ -65,17 +68,67 @@ def _plain_text(inline: Token) -> str:
     return " ".join("".join(parts).split())
 
 
+#: Front matter fields longer than this are cut: a title or author is a line, not a chapter.
+MAX_FIELD_CHARS = 1_000
+#: Nesting deeper than this is refused (front matter holds a few flat fields).
+MAX_FRONT_MATTER_DEPTH = 32
+
+
+@functools.cache
+def _front_matter_loader() -> type[Any]:
+    """A YAML loader for untrusted front matter: safe types only, no aliases, bounded nesting, dates as text.
+
+    Aliases are refused because a few hundred bytes of nested aliases expand to gigabytes ("billion
+    laughs"); nesting is bounded because composing is recursive; timestamps stay text (parsed leniently
+    afterwards) because YAML's own constructor raises on dates such as 2024-02-30 or year 0000.
+    """
+    import yaml  # only needed for files that have front matter
+
+    timestamp = "tag:yaml.org,2002:timestamp"
+
+    class FrontMatterLoader(yaml.SafeLoader):
+        yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
+            first: [(tag, regexp) for tag, regexp in resolvers if tag != timestamp]
+            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+        }
+        depth = 0
+
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                raise _FrontMatterRefused("it uses YAML aliases")
+            self.depth += 1
+            try:
+                if self.depth > MAX_FRONT_MATTER_DEPTH:
+                    raise _FrontMatterRefused(f"it nests deeper than {MAX_FRONT_MATTER_DEPTH} levels")
+                return super().compose_node(parent, index)
+            finally:
+                self.depth -= 1
+
+    return FrontMatterLoader
+
+
+class _FrontMatterRefused(Exception):
+    """Front matter that is YAML but not loaded: aliases, deep nesting or values that cannot be built."""
+
+
 def _split_front_matter(text: str) -> tuple[dict[str, Any] | None, str | None, str]:
     match = _FRONT_MATTER.match(text)
     if match is None:
         return None, None, text
     raw = match.group(1) or ""
     body = text[match.end() :]
-    import yaml  # only needed for files that have front matter
+    import yaml
 
     try:
-        data = yaml.safe_load(raw) if raw.strip() else {}
-    except yaml.YAMLError:
+        data = yaml.load(raw, Loader=_front_matter_loader()) if raw.strip() else {}
+    except _FrontMatterRefused as exc:
+        warnings.warn(
+            f"The front matter's fields were not read: {exc}; it is kept as a metadata node.",
+            PageIndexWarning,
+            stacklevel=4,
+        )
+        return {}, raw.strip(), body
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
         # Not YAML after all (for example a document that opens with a thematic break): keep it as text.
         return None, None, text
     if not isinstance(data, dict):
@@ -91,17 +144,26 @@ def _as_datetime(value: Any) -> datetime | None:
     if isinstance(value, str):
         try:
             return datetime.fromisoformat(value.strip())
-        except ValueError:
+        except ValueError:  # not a date, or an impossible one (2024-02-30, year 0000)
+            return None
+    return None
+
+
+def _scalar_text(value: Any) -> str | None:
+    if isinstance(value, (str, int, float, date)):
+        try:
+            return str(value)[:MAX_FIELD_CHARS]
+        except ValueError:  # an integer of thousands of digits
             return None
     return None
 
 
 def _as_text(value: Any) -> str | None:
-    if value is None:
-        return None
+    """A front matter field as text: scalars, or a list of scalars joined; anything else is ignored."""
     if isinstance(value, (list, tuple)):
-        return ", ".join(str(item) for item in value)
-    return str(value)
+        items = [_scalar_text(item) for item in value[:50]]
+        return ", ".join(item for item in items if item)[:MAX_FIELD_CHARS] or None
+    return _scalar_text(value)
 
 
 class _Builder:

@@ -10,6 +10,8 @@ import hashlib
 import inspect as pyinspect
 import json
 import os
+import shutil
+import uuid
 from io import BytesIO
 from pathlib import Path
 from typing import Any, ClassVar
@@ -114,12 +116,15 @@ class DocumentLoaderPageIndex(DocumentLoader):
         cached = (
             self.cache_dir / f"{self.cache_key(data, content_type)}.pageindex" if self.cache_dir else None
         )
-        if cached is not None and (cached / "document.json").is_file():
+        if cached is not None and os.path.lexists(cached):
             try:
                 self.last_from_cache = True
                 return load_index(cached), data, content_type
             except IndexFormatError:
-                self.last_from_cache = False  # a damaged cache entry is rebuilt, not trusted
+                # A damaged entry is rebuilt, not trusted; it sits under a name this loader made in its
+                # own cache, so it is removed first (a save refuses to replace what is not an index).
+                self.last_from_cache = False
+                _discard(cached)
         options = {"doc_name": name, **self.options}
         document = build_index(data, content_type=content_type, **options)
         if extension:
@@ -173,6 +178,19 @@ class DocumentLoaderPageIndex(DocumentLoader):
         if isinstance(source, str):
             return EXTENSION_KINDS.get(Path(source).suffix.lower()) in ("pdf", "image")
         return isinstance(source, BytesIO) and _sniff(source.getvalue()) in ("pdf", "image")
+
+
+def _discard(entry: Path) -> None:
+    """Remove a damaged cache entry: moved aside first, so a concurrent load never sees half of it."""
+    aside = entry.with_name(f".{entry.name}.bad-{uuid.uuid4().hex[:12]}")
+    try:
+        os.rename(entry, aside)
+    except OSError:
+        return  # already gone (another loader discarded it), or not ours to move
+    if aside.is_dir() and not aside.is_symlink():
+        shutil.rmtree(aside, ignore_errors=True)
+    else:
+        aside.unlink(missing_ok=True)
 
 
 def _sniff(data: bytes) -> str | None:
