@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from extract_thinker import Contract
 from pydantic import BeforeValidator, Field, NonNegativeInt, model_validator
+
+from ._framework import Contract
 
 __all__ = [
     "AnswerImageNode",

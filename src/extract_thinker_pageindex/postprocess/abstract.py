@@ -6,9 +6,9 @@ one to three salient facts of the source missing from it and rewrite it to inclu
 
 from __future__ import annotations
 
-from extract_thinker import Contract
 from pydantic import Field
 
+from .._framework import Contract
 from ..errors import InvalidOptionError, LLMExtractionError
 from ..llm import ModelClient
 from ..model import Document, HeadingNode, ListItemNode, ParagraphNode, SectionNode

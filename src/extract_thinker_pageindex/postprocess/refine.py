@@ -9,9 +9,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from extract_thinker import Contract
 from pydantic import Field
 
+from .._framework import Contract
 from ..errors import InvalidOptionError, LLMExtractionError
 from ..llm import ModelClient, image_part
 from ..model import Page, PageRefinement
