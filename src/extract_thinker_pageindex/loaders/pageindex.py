@@ -173,6 +173,17 @@ class DocumentLoaderPageIndex(DocumentLoader):
             return {0: data}
         return {}
 
+    def can_handle(self, source: str | BytesIO) -> bool:
+        """Whether this loader reads the source: an existing file with a supported extension, or a stream.
+
+        Raises:
+            DocumentLoadError: the source is a path with a supported extension and no such file exists, so
+                ExtractThinker's ``Extractor`` reports the missing file, not "No suitable document loader".
+        """
+        from .rag import check_source_file
+
+        return super().can_handle(check_source_file(source, self.SUPPORTED_FORMATS))
+
     def can_handle_vision(self, source: str | BytesIO) -> bool:
         """PDFs and images have page images; Markdown and text do not."""
         if isinstance(source, str):

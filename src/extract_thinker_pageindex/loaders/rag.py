@@ -3,60 +3,97 @@
 from __future__ import annotations
 
 import hashlib
+import os
+import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from io import BytesIO
 from typing import Any
 
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
-from ..errors import InvalidOptionError, NoMatchError
+from ..errors import DocumentLoadError, InvalidOptionError, NoMatchError, PageSpecError
 from ..pages import PageSpec, normalize_page_spec
-from ..retrieval.sqlite import PageMatch, SQLitePageRetriever, page_text_fields, query_words
+from ..retrieval.sqlite import Page, PageMatch, SQLitePageRetriever, page_list, page_text_fields, query_words
 
-__all__ = ["DocumentLoaderRAG", "document_id"]
+__all__ = ["DocumentLoaderRAG", "check_source_file", "document_id"]
+
+# A URL ("https://...", "s3://..."): not a local path, so whether it exists is not ours to judge.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+# normalize_page_spec's message for a position past the end, which speaks of "the document".
+_OUT_OF_RANGE = re.compile(r"^Page (\d+) is out of range")
 
 
-def document_id(pages: Sequence[Mapping[str, Any]]) -> str:
+def check_source_file(source: Any, supported_formats: Iterable[str]) -> Any:
+    """Check, for a loader's ``can_handle``, that a path with a supported extension names a file.
+
+    ExtractThinker's ``Extractor`` picks a loader by calling ``can_handle``; a loader that just answers
+    ``False`` for a missing file leaves the user with "No suitable document loader found". The three
+    loaders of this package call this first, so a mistyped path is named instead.
+
+    Args:
+        source: What ``can_handle`` was given.
+        supported_formats: The loader's extensions, without dots (``SUPPORTED_FORMATS``).
+
+    Returns:
+        The source, a path-like one as its ``str`` path (ExtractThinker's checks only read strings).
+
+    Raises:
+        DocumentLoadError: ``source`` is a path (not a URL) with one of ``supported_formats`` as its
+            extension, and no such file exists (or it is a folder).
+    """
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str) or _URL.match(source):
+        return source
+    extension = os.path.splitext(source)[1].lstrip(".").lower()
+    if extension and extension in {str(name).lstrip(".").lower() for name in supported_formats}:
+        if os.path.isdir(source):
+            raise DocumentLoadError(f"{source!r} is a folder, not a document.")
+        if not os.path.exists(source):
+            raise DocumentLoadError(f"No such file: {source!r}.")
+    return source
+
+
+def document_id(pages: Iterable[Page] | str | Mapping[str, Any]) -> str:
     """A document id derived from the indexed text of its pages: equal text, equal id.
 
     The id covers exactly what the retriever stores, so the same file read by two loaders that extract
-    different text gets two ids, and an unchanged document is never indexed twice.
+    different text gets two ids, and an unchanged document is never indexed twice. Pages are read as
+    :meth:`SQLitePageRetriever.index` reads them: a lone string or dict is one page.
+
+    Raises:
+        InvalidOptionError: ``pages`` or one of them is not a page.
     """
+    listed = page_list(pages)
     digest = hashlib.sha256()
-    digest.update(f"pages:{len(pages)}\n".encode())
-    for page in pages:
+    digest.update(f"pages:{len(listed)}\n".encode())
+    for page in listed:
         for field in page_text_fields(page):
-            encoded = field.encode("utf-8", "surrogatepass")
+            encoded = field.encode("utf-8")  # page_text_fields leaves no surrogate to encode
             digest.update(len(encoded).to_bytes(8, "big"))
             digest.update(encoded)
     return "sha256:" + digest.hexdigest()
 
 
-def _as_pages(loaded: Any) -> list[dict[str, Any]]:
-    """The wrapped loader's output as a list of page dicts (a lone string or dict is one page)."""
-    if isinstance(loaded, str):
-        return [{"content": loaded}]
-    if isinstance(loaded, Mapping):
-        return [dict(loaded)]
-    if isinstance(loaded, Sequence):
-        pages = []
-        for item in loaded:
-            if isinstance(item, Mapping):
-                pages.append(dict(item))
-            elif isinstance(item, str):
-                pages.append({"content": item})
-            else:
-                raise TypeError(
-                    f"The wrapped loader returned a page of type {type(item).__name__}; expected a dict."
-                )
-        return pages
-    raise TypeError(f"The wrapped loader returned {type(loaded).__name__}; expected a list of page dicts.")
+def _as_pages(loaded: Any, loader: Any, source: Any) -> list[dict[str, Any]]:
+    """The wrapped loader's output as a list of page dicts (a lone string or dict is one page).
+
+    Raises:
+        DocumentLoadError: the loader returned something that is not pages.
+    """
+    try:
+        pages = page_list(loaded)
+    except InvalidOptionError as exc:
+        raise DocumentLoadError(
+            f"{type(loader).__name__} returned unusable pages for {_describe(source)}: {exc}"
+        ) from exc
+    return [dict(page) if isinstance(page, Mapping) else {"content": page} for page in pages]
 
 
 def _describe(source: Any) -> str:
-    if isinstance(source, str):
-        return repr(source)
+    if isinstance(source, (str, os.PathLike)):
+        return repr(os.fspath(source))
     return f"the {type(source).__name__} source"
 
 
@@ -79,8 +116,9 @@ class DocumentLoaderRAG(DocumentLoader):
         cache_ttl: Passed to ExtractThinker's ``DocumentLoader``.
 
     Limits: matching is lexical (synonyms and text only in images are missed), and ``max_pages`` limits
-    pages, not tokens. ``last_matches`` holds the matches of the most recent ``load`` in any thread; use
-    :meth:`load_with_matches` when several threads share the loader.
+    pages, not tokens. ``last_matches`` holds the matches of the most recent ``load`` in any thread (and is
+    emptied when a load starts, so a load that fails leaves it empty); use :meth:`load_with_matches` when
+    several threads share the loader.
     """
 
     def __init__(
@@ -120,6 +158,13 @@ class DocumentLoaderRAG(DocumentLoader):
         return list(getattr(self.loader, "SUPPORTED_FORMATS", []))
 
     def can_handle(self, source: str | BytesIO) -> bool:
+        """Whether the wrapped loader handles the source.
+
+        Raises:
+            DocumentLoadError: the source is a path with an extension the wrapped loader supports, and no
+                such file exists (see :func:`check_source_file`).
+        """
+        check_source_file(source, self.SUPPORTED_FORMATS)
         return bool(self.loader.can_handle(source))
 
     def can_handle_vision(self, source: str | BytesIO) -> bool:
@@ -146,9 +191,13 @@ class DocumentLoaderRAG(DocumentLoader):
 
         Raises:
             NoMatchError: no page holds any word of the query.
-            Whatever the wrapped loader raises for the source.
+            DocumentLoadError: the wrapped loader returned something that is not pages.
+            Whatever the wrapped loader or the retriever raises.
         """
-        pages = _as_pages(self.loader.load(source))
+        # A failed load must not leave the previous document's matches looking like this one's.
+        with self._matches_lock:
+            self.last_matches = []
+        pages = _as_pages(self.loader.load(source), self.loader, source)
         doc_id = document_id(pages)
         if doc_id not in self.retriever:
             self.retriever.index(doc_id, pages)
@@ -186,11 +235,21 @@ class DocumentLoaderRAG(DocumentLoader):
                 :func:`normalize_page_spec` reads: ``1``, ``(1, 2)``, ``[1, 3]``, ``"1,3"``.
 
         Raises:
-            PageSpecError: a position is beyond the retrieved pages.
+            PageSpecError: ``positions`` is malformed or goes beyond the retrieved pages.
             NoMatchError: no page matched the query.
         """
         pages = self.load(source)
-        selected = normalize_page_spec(positions, len(pages))
+        try:
+            selected = normalize_page_spec(positions, len(pages))
+        except PageSpecError as exc:
+            beyond = _OUT_OF_RANGE.match(str(exc))
+            if beyond is None:
+                raise
+            count = f"{len(pages)} page{'' if len(pages) == 1 else 's'}"
+            raise PageSpecError(
+                f"Position {beyond.group(1)} is out of range: the query retrieved {count}. Positions count "
+                f"the retrieved pages in source order (1 to {len(pages)}), not the document's pages."
+            ) from exc
         return [page for index, page in enumerate(pages) if selected is None or index in selected]
 
     # -- lifecycle ----------------------------------------------------------------------------------

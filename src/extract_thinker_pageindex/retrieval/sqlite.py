@@ -26,15 +26,20 @@ import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ..errors import IndexFormatError, InvalidOptionError, NoMatchError, PageIndexError, RetrieverClosedError
 from .stopwords import ENGLISH_STOP_WORDS
 
-__all__ = ["PageMatch", "SQLitePageRetriever", "page_text_fields", "query_words"]
+__all__ = ["PageMatch", "SQLitePageRetriever", "page_list", "page_text_fields", "query_words"]
+
+#: One page as ``index`` takes it: a page dict, a plain string, or ``None`` for a page without text.
+Page = Mapping[str, Any] | str | None
 
 SCHEMA_VERSION = "1"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -50,6 +55,9 @@ MAX_WORD_LENGTH = 64
 # A word as FTS5's unicode61 tokenizer sees one: a run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 _LEADERS = re.compile(r"(?:\s*\.){4,}")
+# UTF-16 surrogate code points: a str may hold them (os.listdir and surrogateescape decoding turn undecodable
+# bytes into U+DC80..U+DCFF), but UTF-8, and so SQLite, cannot store them.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -84,6 +92,80 @@ def query_words(query: str) -> list[str]:
     return words
 
 
+def _clean_text(text: str) -> str:
+    """Text SQLite can store: lone surrogates become U+FFFD, a split surrogate pair becomes its character.
+
+    U+FFFD is no letter or digit to FTS5, so the words on either side of a lone surrogate stay two words.
+    """
+    if _SURROGATE.search(text) is None:
+        return text
+    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+
+def _doc_key(doc_id: str) -> str | bytes:
+    """How a document id is stored and looked up.
+
+    An id UTF-8 can encode is stored as text. Any other (one holding lone surrogates, as a file name read
+    by ``os.listdir`` may) is stored as the BLOB of its ``surrogatepass`` encoding: lossless, and never
+    equal to a text id, because SQLite never finds a BLOB equal to a TEXT value.
+
+    Raises:
+        TypeError: ``doc_id`` is not a string.
+    """
+    if not isinstance(doc_id, str):
+        raise TypeError(f"doc_id must be a string, got {type(doc_id).__name__}.")
+    if _SURROGATE.search(doc_id) is None:
+        return doc_id
+    return doc_id.encode("utf-8", "surrogatepass")
+
+
+def _doc_id(key: str | bytes) -> str:
+    """The document id a stored key stands for (the inverse of :func:`_doc_key`)."""
+    return key.decode("utf-8", "surrogatepass") if isinstance(key, bytes) else key
+
+
+def page_list(pages: Iterable[Page] | str | Mapping[str, Any]) -> list[Mapping[str, Any] | str]:
+    """The pages of a document as a list, each a page dict or a string.
+
+    A lone string or a lone page dict is **one** page (never one page per character or per key). ``None``
+    in the list is a page without text: it keeps its position, so the pages after it keep their numbers.
+
+    Args:
+        pages: Page dicts, strings or ``None``, in document order (any iterable); or one string or dict.
+
+    Returns:
+        The pages, ``None`` replaced by ``""``.
+
+    Raises:
+        InvalidOptionError: ``pages`` is not an iterable of pages, or a page is of another type (bytes,
+            a number...); the message names its 1-based position.
+    """
+    if isinstance(pages, (str, Mapping)):
+        return [pages]
+    if isinstance(pages, (bytes, bytearray, memoryview)):
+        raise InvalidOptionError(
+            f"pages is {type(pages).__name__}, not text; decode it (for example pages.decode('utf-8')) and "
+            "pass the string, or a list of page dicts or strings."
+        )
+    if not isinstance(pages, Iterable):
+        raise InvalidOptionError(
+            f"pages must be a list of page dicts or strings (or one string); got {type(pages).__name__}."
+        )
+    result: list[Mapping[str, Any] | str] = []
+    for position, page in enumerate(pages, start=1):
+        if page is None:
+            result.append("")
+        elif isinstance(page, (str, Mapping)):
+            result.append(page)
+        else:
+            hint = " (decode it to a string first)" if isinstance(page, (bytes, bytearray)) else ""
+            raise InvalidOptionError(
+                f"Page {position} is {type(page).__name__}{hint}; a page is a dict with 'content', a string, "
+                "or None for a page without text."
+            )
+    return result
+
+
 def _flatten(value: Any, out: list[str]) -> None:
     if value is None:
         return
@@ -102,15 +184,18 @@ def _flatten(value: Any, out: list[str]) -> None:
         out.append(str(value))
 
 
-def page_text_fields(page: Mapping[str, Any] | str) -> tuple[str, str, str]:
+def page_text_fields(page: Page) -> tuple[str, str, str]:
     """The text a page contributes to the index: ``(body, headings, descriptions)``.
 
     The body is ``content`` plus whatever of ``markdown``, ``tables`` and ``forms`` is not already in it (so
     no text is counted twice); headings are the page's ``sections`` titles; descriptions are the
-    ``section_descriptions``. Images and other keys are ignored.
+    ``section_descriptions``. Images and other keys are ignored. A string is the body; ``None`` is no text.
+    Lone surrogates, which SQLite cannot store, become U+FFFD.
     """
+    if page is None:
+        return "", "", ""
     if isinstance(page, str):
-        return page, "", ""
+        return _clean_text(page), "", ""
     content = page.get("content")
     body_parts = [content] if isinstance(content, str) and content.strip() else []
     markdown = page.get("markdown")
@@ -136,7 +221,11 @@ def page_text_fields(page: Mapping[str, Any] | str) -> tuple[str, str, str]:
     )
     descriptions: list[str] = []
     _flatten(page.get("section_descriptions"), descriptions)
-    return "\n".join(body_parts), "\n".join(headings), "\n".join(descriptions)
+    return (
+        _clean_text("\n".join(body_parts)),
+        _clean_text("\n".join(headings)),
+        _clean_text("\n".join(descriptions)),
+    )
 
 
 def _idf(pages: int, hits: int) -> float:
@@ -149,6 +238,129 @@ def _quote(text: str) -> str:
     return '"' + text.replace('"', '""') + '"'
 
 
+def _database_path(path: object) -> str:
+    """The database path as a string, or a clear error for one that can name no file."""
+    if isinstance(path, (bytes, bytearray)):
+        path = os.fsdecode(bytes(path))
+    elif isinstance(path, os.PathLike):
+        path = os.fsdecode(os.fspath(path))
+    if not isinstance(path, str):
+        raise InvalidOptionError(f"path must be a file path or ':memory:'; got {type(path).__name__}.")
+    if "\x00" in path:
+        raise InvalidOptionError(
+            f"The database path {path!r} contains a NUL character, which no file name can hold; "
+            "pass a real file path or ':memory:'."
+        )
+    return path
+
+
+def _busy_timeout_ms(timeout: object) -> int:
+    """``timeout`` in whole milliseconds for ``PRAGMA busy_timeout``, or a clear error."""
+    if (
+        isinstance(timeout, bool)
+        or not isinstance(timeout, (int, float))
+        or not math.isfinite(timeout)
+        or timeout < 0
+    ):
+        raise InvalidOptionError(f"timeout must be a finite number of seconds, 0 or more; got {timeout!r}.")
+    # SQLite keeps the busy timeout in a C int of milliseconds: about 24 days at most.
+    return min(int(timeout * 1000), 2**31 - 1)
+
+
+def _error_kind(exc: sqlite3.Error) -> str:
+    """SQLite's primary result code of an error without its prefix: ``FULL``, ``READONLY``, ``BUSY``..."""
+    name = getattr(exc, "sqlite_errorname", None)  # Python 3.11+
+    if name:
+        return str(name).removeprefix("SQLITE_").split("_")[0]
+    message = str(exc).lower()
+    for fragment, kind in _ERROR_MESSAGES:
+        if fragment in message:
+            return kind
+    return "ERROR"
+
+
+# SQLite's own messages for its result codes, for Pythons whose sqlite3 errors do not carry the code.
+_ERROR_MESSAGES = (
+    ("database or disk is full", "FULL"),
+    ("readonly database", "READONLY"),
+    ("is locked", "BUSY"),
+    ("not a database", "NOTADB"),
+    ("malformed", "CORRUPT"),
+    ("unable to open", "CANTOPEN"),
+    ("disk i/o error", "IOERR"),
+)
+
+#: The retriever's plain tables and their columns.
+_PLAIN_TABLES = {
+    "pi_meta": ("key", "value"),
+    "pi_docs": ("doc_id", "first_row", "page_count", "indexed_at"),
+}
+#: The retriever's virtual tables: their module and columns.
+_VIRTUAL_TABLES = {
+    "pi_fts": ("fts5", ("body", "headings", "descriptions")),
+    "pi_vocab": ("fts5vocab", ("term", "doc", "cnt")),
+}
+#: The tables FTS5 keeps for pi_fts.
+_FTS_SHADOW_TABLES = {f"pi_fts_{part}" for part in ("data", "idx", "content", "docsize", "config")}
+
+
+def _inspect_schema(conn: sqlite3.Connection, path: str) -> tuple[set[str], list[str]]:
+    """The retriever tables a database holds, and the names of everything else in it.
+
+    Raises:
+        IndexFormatError: a table has a retriever table's name but another layout.
+    """
+    own: set[str] = set()
+    foreign: list[str] = []
+    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall():
+        key = str(name).lower()  # SQLite's names are case-insensitive
+        if key.startswith("sqlite_"):
+            continue  # SQLite's own: automatic indexes, sqlite_sequence, sqlite_stat1
+        if key in _FTS_SHADOW_TABLES:
+            own.add(key)
+            continue
+        if key in _PLAIN_TABLES:
+            wanted, module = _PLAIN_TABLES[key], None
+        elif key in _VIRTUAL_TABLES:
+            module, wanted = _VIRTUAL_TABLES[key]
+        else:
+            foreign.append(str(name))
+            continue
+        found_module = re.search(r"\bUSING\s+(\w+)", sql or "", re.IGNORECASE)
+        columns = tuple(row[0] for row in conn.execute("SELECT name FROM pragma_table_info(?)", (name,)))
+        if (
+            kind != "table"
+            or (found_module.group(1).lower() if found_module else None) != module
+            or columns != wanted
+        ):
+            what = f"{kind} {name!r}" + (f" with columns {', '.join(columns)}" if columns else "")
+            raise IndexFormatError(
+                f"{path!r} has a {what}, which is not the page retriever's {key} table "
+                f"({', '.join(wanted)}); the file belongs to something else. Use another file for the "
+                "retriever."
+            )
+        own.add(key)
+    return own, foreign
+
+
+def _read_only_uri(path: str, *, immutable: bool) -> str:
+    """An SQLite URI that opens ``path`` read-only (any bytes of the name percent-encoded)."""
+    posix = Path(os.path.abspath(path)).as_posix()
+    if not posix.startswith("/"):
+        posix = "/" + posix  # a Windows drive path: file:///C:/...
+    uri = "file:" + quote(os.fsencode(posix), safe="/:") + "?mode=ro"
+    return uri + "&immutable=1" if immutable else uri
+
+
+def _unwritable_reason(path: str) -> str | None:
+    """Why an existing database file cannot be written (it, or its folder, where the journal goes), if so."""
+    if not os.access(path, os.W_OK):
+        return "the file is read-only"
+    if not os.access(os.path.dirname(os.path.abspath(path)), os.W_OK):
+        return "its folder is read-only"
+    return None
+
+
 class SQLitePageRetriever:
     """A local full-text index of document pages, on SQLite FTS5.
 
@@ -156,60 +368,149 @@ class SQLitePageRetriever:
         path: ``":memory:"`` (the default) for an index that lives as long as the object, or a file path
             for one that persists and can be shared by several processes.
         timeout: Seconds to wait for another process's write lock before giving up.
+        read_only: Open an existing retriever file for searching only. A file (or folder) this process
+            cannot write is opened read-only without asking; :attr:`read_only` says which happened.
+        allow_foreign_tables: Open a file that also holds other tables (another application's database):
+            the retriever's tables are added beside them and the journal mode is left as it is. Without
+            it, such a file is refused and left untouched.
+
+    Raises:
+        InvalidOptionError: ``path`` holds a NUL character, ``timeout`` is not a finite number of 0 or
+            more, or ``read_only=True`` names no existing file.
+        IndexFormatError: the file is not SQLite, is damaged, holds an index of another schema version,
+            has a table named like the retriever's with another layout, holds other tables without
+            ``allow_foreign_tables=True``, or is read-only and holds no retriever index.
+        PageIndexError: SQLite cannot open or create the file (missing folder, permissions, full disk).
 
     Thread and process rules: one retriever may be shared by any number of threads (calls are serialised
     on one connection); several processes may open the same file (WAL journal, busy timeout). Re-indexing
     a ``doc_id`` replaces its pages in one transaction, so a search sees the old pages or the new ones,
-    never a mix. Use it as a context manager, or call :meth:`close`.
+    never a mix. Every SQLite error is raised as a :class:`PageIndexError` naming the file; a write that
+    fails (a full disk, say) changes nothing. Use it as a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, path: str | os.PathLike[str] = ":memory:", *, timeout: float = 30.0) -> None:
-        self.path = str(path)
+    def __init__(
+        self,
+        path: str | os.PathLike[str] = ":memory:",
+        *,
+        timeout: float = 30.0,
+        read_only: bool = False,
+        allow_foreign_tables: bool = False,
+    ) -> None:
+        self.path = _database_path(path)
+        self.timeout = timeout
+        self._busy_timeout = _busy_timeout_ms(timeout)
+        self.allow_foreign_tables = bool(allow_foreign_tables)
+        self._memory = self.path in (":memory:", "") or self.path.startswith("file::memory:")
         self._lock = threading.RLock()
-        self._closed = False
+        self._closed = True  # until the connection is open and set up
         self._stems: dict[str, tuple[str, ...]] = {}
-        try:
-            self._conn = sqlite3.connect(
-                self.path, timeout=timeout, check_same_thread=False, isolation_level=None
+        self._conn: sqlite3.Connection
+        exists = not self._memory and os.path.isfile(self.path)
+        if read_only and not exists:
+            raise InvalidOptionError(
+                f"read_only=True opens an existing retriever database, and {self.path!r} is no file; "
+                "check the path, or drop read_only to create one."
             )
-        except sqlite3.Error as exc:
-            raise PageIndexError(f"Cannot open retriever database {self.path!r}: {exc}.") from exc
+        reason = "it was opened with read_only=True" if read_only else None
+        if reason is None and exists:
+            reason = _unwritable_reason(self.path)
+        #: Whether the database was opened for searching only (``index`` and ``delete`` then raise).
+        self.read_only = reason is not None
+        self._read_only_reason = reason or ""
         try:
-            self._setup(timeout)
-        except sqlite3.DatabaseError as exc:
-            self._conn.close()
-            self._closed = True
-            raise IndexFormatError(f"{self.path!r} is not a page retriever database: {exc}.") from exc
+            self._open()
+        except sqlite3.Error as exc:
+            if self.read_only or not exists or _error_kind(exc) != "READONLY":
+                raise self._error(exc, "open") from exc
+            # The file cannot be written after all (a read-only mount, say): open it for searching.
+            self.read_only = True
+            self._read_only_reason = "SQLite cannot write it"
+            try:
+                self._open()
+            except sqlite3.Error as retry_exc:
+                raise self._error(retry_exc, "open") from retry_exc
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
-    def _setup(self, timeout: float) -> None:
+    def _connect(self) -> sqlite3.Connection:
+        options: dict[str, Any] = {"check_same_thread": False, "isolation_level": None}
+        timeout = self._busy_timeout / 1000
+        if not self.read_only:
+            return sqlite3.connect(self.path, timeout=timeout, **options)
+        conn = sqlite3.connect(
+            _read_only_uri(self.path, immutable=False), timeout=timeout, uri=True, **options
+        )
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            return conn
+        except sqlite3.OperationalError as exc:
+            conn.close()
+            if _error_kind(exc) not in ("READONLY", "CANTOPEN"):
+                raise
+        # A WAL file in a folder this process cannot write: SQLite cannot create the shared-memory file
+        # that readers coordinate through, so the file is read as immutable. Nobody can write it through
+        # WAL either without that folder, so it cannot change underneath.
+        return sqlite3.connect(
+            _read_only_uri(self.path, immutable=True), timeout=timeout, uri=True, **options
+        )
+
+    def _open(self) -> None:
+        """Connect and set up; on failure nothing stays open and the file is as it was."""
+        self._conn = self._connect()
+        try:
+            self._setup()
+        except BaseException:
+            self._conn.close()
+            raise
+        self._closed = False
+
+    def _setup(self) -> None:
         conn = self._conn
-        conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
-        if self.path != ":memory:" and not self.path.startswith("file::memory:"):
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-        with self._write():
-            conn.execute("CREATE TABLE IF NOT EXISTS pi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-            row = conn.execute("SELECT value FROM pi_meta WHERE key = 'schema_version'").fetchone()
-            if row is not None and row[0] != SCHEMA_VERSION:
+        conn.execute(f"PRAGMA busy_timeout = {self._busy_timeout}")
+        # Look before touching anything: another application's file is refused as it is, journal mode
+        # included.
+        with self._read():
+            own, foreign = _inspect_schema(conn, self.path)
+        if foreign and not self.allow_foreign_tables:
+            shown = ", ".join(repr(name) for name in foreign[:5]) + (", ..." if len(foreign) > 5 else "")
+            raise IndexFormatError(
+                f"{self.path!r} holds tables that are not the page retriever's ({shown}), so it was left "
+                "untouched. Use a file of its own for the retriever, or pass allow_foreign_tables=True to "
+                "add the retriever's tables to this database."
+            )
+        if self.read_only:
+            missing = sorted((set(_PLAIN_TABLES) | set(_VIRTUAL_TABLES)) - own)
+            if missing:
                 raise IndexFormatError(
-                    f"{self.path!r} holds a retriever index of schema version {row[0]}; this version reads "
-                    f"{SCHEMA_VERSION}. Delete the file to rebuild it."
+                    f"{self.path!r} is not a page retriever database (it lacks {', '.join(missing)}), and "
+                    f"{self._read_only_reason}, so no index can be created in it."
                 )
-            conn.execute("INSERT OR IGNORE INTO pi_meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
-            conn.execute(
-                "CREATE TABLE IF NOT EXISTS pi_docs ("
-                " doc_id TEXT PRIMARY KEY, first_row INTEGER NOT NULL, page_count INTEGER NOT NULL,"
-                " indexed_at REAL NOT NULL)"
-            )
-            conn.execute(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS pi_fts USING fts5("
-                f"body, headings, descriptions, tokenize = '{TOKENIZER}')"
-            )
-            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS pi_vocab USING fts5vocab(pi_fts, row)")
+            with self._read():
+                self._check_schema_version(conn)
+        else:
+            if not self._memory and not foreign:
+                # WAL lets readers and one writer work at once; a file shared with another application
+                # keeps the journal mode that application chose.
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+            with self._write():
+                conn.execute("CREATE TABLE IF NOT EXISTS pi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+                self._check_schema_version(conn)
+                conn.execute("INSERT OR IGNORE INTO pi_meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+                conn.execute(
+                    "CREATE TABLE IF NOT EXISTS pi_docs ("
+                    " doc_id TEXT PRIMARY KEY, first_row INTEGER NOT NULL, page_count INTEGER NOT NULL,"
+                    " indexed_at REAL NOT NULL)"
+                )
+                conn.execute(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS pi_fts USING fts5("
+                    f"body, headings, descriptions, tokenize = '{TOKENIZER}')"
+                )
+                conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS pi_vocab USING fts5vocab(pi_fts, row)")
         # A scratch table in the connection's private temp schema: FTS5 tokenizes query words here, so
-        # query and pages are stemmed by the very same tokenizer. Nothing is written to the file.
+        # query and pages are stemmed by the very same tokenizer. Nothing is written to the file, so this
+        # works on a read-only file too.
         conn.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.pi_query USING fts5(t, tokenize = '{TOKENIZER}')"
         )
@@ -217,6 +518,14 @@ class SQLitePageRetriever:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pi_query_terms "
             "USING fts5vocab('temp', 'pi_query', 'instance')"
         )
+
+    def _check_schema_version(self, conn: sqlite3.Connection) -> None:
+        row = conn.execute("SELECT value FROM pi_meta WHERE key = 'schema_version'").fetchone()
+        if row is not None and row[0] != SCHEMA_VERSION:
+            raise IndexFormatError(
+                f"{self.path!r} holds a retriever index of schema version {row[0]}; this version reads "
+                f"{SCHEMA_VERSION}. Delete the file to rebuild it."
+            )
 
     def close(self) -> None:
         """Close the database connection; further calls raise ``RetrieverClosedError``. Idempotent."""
@@ -233,24 +542,78 @@ class SQLitePageRetriever:
         self.close()
 
     def __repr__(self) -> str:
-        state = "closed" if self._closed else "open"
+        state = "closed" if self._closed else ("open read-only" if self.read_only else "open")
         return f"SQLitePageRetriever({self.path!r}, {state})"
 
     def _check_open(self) -> None:
         if self._closed:
             raise RetrieverClosedError("This SQLitePageRetriever is closed; create a new one.")
 
+    def _error(self, exc: sqlite3.Error, action: str) -> PageIndexError:
+        """The project's error for an SQLite error met while doing ``action`` ("open", "read", "write to").
+
+        Every sqlite3 error the retriever meets is translated here, and only here.
+        """
+        kind = _error_kind(exc)
+        where = f"the retriever database {self.path!r}"
+        if kind == "FULL":
+            return PageIndexError(
+                f"Cannot {action} {where}: the database or disk is full. Nothing was changed; free some "
+                "disk space and try again."
+            )
+        if kind == "READONLY":
+            return PageIndexError(
+                f"Cannot {action} {where}: it is read-only ({exc}). Nothing was changed; search it, or "
+                "make the file and its folder writable to index into it."
+            )
+        if kind in ("NOTADB", "CORRUPT"):
+            return IndexFormatError(
+                f"{self.path!r} is not a page retriever database: {exc}. Use another file, or delete it if "
+                "it is a damaged index."
+            )
+        if kind in ("BUSY", "LOCKED"):
+            return PageIndexError(
+                f"Cannot {action} {where}: another connection kept it locked for more than {self.timeout} "
+                "seconds. Try again, or pass a longer timeout."
+            )
+        if kind in ("CANTOPEN", "IOERR", "PERM", "AUTH"):
+            return PageIndexError(
+                f"Cannot {action} {where}: {exc}. Check that the path and its folder exist and can be read "
+                "and written, and that the disk works."
+            )
+        return PageIndexError(f"Cannot {action} {where}: {exc}.")
+
+    @contextmanager
+    def _session(self, action: str) -> Iterator[sqlite3.Connection]:
+        """The connection for one call: under the lock, checked open, SQLite's errors translated."""
+        with self._lock:
+            self._check_open()
+            try:
+                yield self._conn
+            except sqlite3.Error as exc:
+                raise self._error(exc, action) from exc
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise PageIndexError(
+                f"The retriever database {self.path!r} is open read-only ({self._read_only_reason}): "
+                "search it, or open a writable file to index into or delete from."
+            )
+
     @contextmanager
     def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, taken with the write lock up front so concurrent writers queue cleanly."""
+        """One write transaction, taken with the write lock up front so concurrent writers queue cleanly.
+
+        Any failure, the COMMIT's included (a full disk shows there), rolls everything back.
+        """
         conn = self._conn
         conn.execute("BEGIN IMMEDIATE")
         try:
             yield conn
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            self._rollback()
             raise
-        conn.execute("COMMIT")
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -259,30 +622,42 @@ class SQLitePageRetriever:
         conn.execute("BEGIN")
         try:
             yield conn
-        finally:
-            conn.execute("COMMIT")
+        except BaseException:
+            self._rollback()
+            raise
+        conn.execute("COMMIT")
+
+    def _rollback(self) -> None:
+        # SQLite may have rolled back by itself (it does on some full-disk and I/O errors); the error that
+        # brought us here is the one to report, not a failed ROLLBACK.
+        if self._conn.in_transaction:
+            with suppress(sqlite3.Error):
+                self._conn.execute("ROLLBACK")
 
     # -- writing --------------------------------------------------------------------------------------
 
-    def index(self, doc_id: str, pages: Sequence[Mapping[str, Any] | str]) -> None:
+    def index(self, doc_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None:
         """Index the pages of a document, atomically replacing any pages indexed under ``doc_id`` before.
 
         Args:
-            doc_id: Any string naming the document.
+            doc_id: Any string naming the document (lone surrogates included, as in names from
+                ``os.listdir``).
             pages: Page dicts as framework loaders return them (``content``, ``markdown``, ``tables``,
-                ``forms``, ``sections``...) or plain strings, in document order. Only text is stored.
+                ``forms``, ``sections``...) or plain strings, in document order; ``None`` is a page without
+                text. A lone string or dict is one page. Only text is stored.
 
         Raises:
             RetrieverClosedError: the retriever is closed.
             TypeError: ``doc_id`` is not a string.
+            InvalidOptionError: ``pages`` or one of them is not a page (the message names its position).
+            PageIndexError: the database is read-only, or the write failed (full disk...): nothing changed.
         """
-        if not isinstance(doc_id, str):
-            raise TypeError(f"doc_id must be a string, got {type(doc_id).__name__}.")
-        rows = [page_text_fields(page) for page in pages]
-        with self._lock:
-            self._check_open()
-            with self._write() as conn:
-                self._delete(conn, doc_id)
+        key = _doc_key(doc_id)
+        rows = [page_text_fields(page) for page in page_list(pages)]
+        with self._session("write to") as conn:
+            self._check_writable()
+            with self._write():
+                self._delete(conn, key)
                 (first_row,) = conn.execute(
                     "SELECT coalesce(max(first_row + page_count), 1) FROM pi_docs"
                 ).fetchone()
@@ -292,36 +667,42 @@ class SQLitePageRetriever:
                 )
                 conn.execute(
                     "INSERT INTO pi_docs (doc_id, first_row, page_count, indexed_at) VALUES (?, ?, ?, ?)",
-                    (doc_id, first_row, len(rows), time.time()),
+                    (key, first_row, len(rows), time.time()),
                 )
 
     @staticmethod
-    def _delete(conn: sqlite3.Connection, doc_id: str) -> bool:
-        row = conn.execute("SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (doc_id,)).fetchone()
+    def _delete(conn: sqlite3.Connection, key: str | bytes) -> bool:
+        row = conn.execute("SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (key,)).fetchone()
         if row is None:
             return False
         first_row, page_count = row
         conn.execute(
             "DELETE FROM pi_fts WHERE rowid BETWEEN ? AND ?", (first_row, first_row + page_count - 1)
         )
-        conn.execute("DELETE FROM pi_docs WHERE doc_id = ?", (doc_id,))
+        conn.execute("DELETE FROM pi_docs WHERE doc_id = ?", (key,))
         return True
 
     def delete(self, doc_id: str) -> bool:
-        """Remove a document's pages. Returns whether the document was indexed."""
-        with self._lock:
-            self._check_open()
-            with self._write() as conn:
-                return self._delete(conn, doc_id)
+        """Remove a document's pages. Returns whether the document was indexed.
+
+        Raises:
+            TypeError: ``doc_id`` is not a string.
+            PageIndexError: the database is read-only, or the write failed: nothing changed.
+        """
+        key = _doc_key(doc_id)
+        with self._session("write to") as conn:
+            self._check_writable()
+            with self._write():
+                return self._delete(conn, key)
 
     # -- reading --------------------------------------------------------------------------------------
 
     def __contains__(self, doc_id: object) -> bool:
         if not isinstance(doc_id, str):
             return False
-        with self._lock:
-            self._check_open()
-            row = self._conn.execute("SELECT 1 FROM pi_docs WHERE doc_id = ?", (doc_id,)).fetchone()
+        key = _doc_key(doc_id)
+        with self._session("read") as conn:
+            row = conn.execute("SELECT 1 FROM pi_docs WHERE doc_id = ?", (key,)).fetchone()
         return row is not None
 
     def page_count(self, doc_id: str) -> int:
@@ -330,18 +711,17 @@ class SQLitePageRetriever:
         Raises:
             NoMatchError: the document is not indexed.
         """
-        with self._lock:
-            self._check_open()
-            row = self._conn.execute("SELECT page_count FROM pi_docs WHERE doc_id = ?", (doc_id,)).fetchone()
+        key = _doc_key(doc_id)
+        with self._session("read") as conn:
+            row = conn.execute("SELECT page_count FROM pi_docs WHERE doc_id = ?", (key,)).fetchone()
         if row is None:
             raise NoMatchError(f"Document {doc_id!r} is not indexed; index it before searching it.")
         return int(row[0])
 
     def doc_ids(self) -> list[str]:
         """Every indexed document id, sorted."""
-        with self._lock:
-            self._check_open()
-            return [row[0] for row in self._conn.execute("SELECT doc_id FROM pi_docs ORDER BY doc_id")]
+        with self._session("read") as conn:
+            return sorted(_doc_id(row[0]) for row in conn.execute("SELECT doc_id FROM pi_docs"))
 
     def _stem(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """FTS5's own tokens for each word (usually one stem), cached per retriever."""
@@ -383,13 +763,13 @@ class SQLitePageRetriever:
             raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}.")
+        key = _doc_key(doc_id)
         words = query_words(query)
-        with self._lock:
-            self._check_open()
+        with self._session("read"):
             stems = self._stem(words)
             with self._read() as conn:
                 row = conn.execute(
-                    "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (doc_id,)
+                    "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (key,)
                 ).fetchone()
                 if row is None:
                     raise NoMatchError(f"Document {doc_id!r} is not indexed; index it before searching it.")
@@ -477,25 +857,23 @@ class SQLitePageRetriever:
 
         Returns an empty string when the page holds none of the words.
         """
+        key = _doc_key(doc_id)
         terms = query_words(query)
         if not terms:
             return ""
         expression = " OR ".join(_quote(term) for term in terms)
-        with self._lock:
-            self._check_open()
-            # One read transaction: the page range and the page's text come from the same version, even
-            # while another connection re-indexes the document.
-            with self._read() as conn:
-                row = conn.execute(
-                    "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (doc_id,)
-                ).fetchone()
-                if row is None or not 1 <= page_number <= row[1]:
-                    return ""
-                found = conn.execute(
-                    "SELECT snippet(pi_fts, -1, '[', ']', '…', ?) FROM pi_fts "
-                    "WHERE pi_fts MATCH ? AND rowid = ?",
-                    (max(1, min(words, 64)), expression, row[0] + page_number - 1),
-                ).fetchone()
+        # One read transaction: the page range and the page's text come from the same version, even while
+        # another connection re-indexes the document.
+        with self._session("read"), self._read() as conn:
+            row = conn.execute(
+                "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (key,)
+            ).fetchone()
+            if row is None or not 1 <= page_number <= row[1]:
+                return ""
+            found = conn.execute(
+                "SELECT snippet(pi_fts, -1, '[', ']', '…', ?) FROM pi_fts WHERE pi_fts MATCH ? AND rowid = ?",
+                (max(1, min(words, 64)), expression, row[0] + page_number - 1),
+            ).fetchone()
         if not found:
             return ""
         # Dot leaders of tables of contents and statements say nothing; fold them.
