@@ -19,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, NonNegativeInt, model_validator
 
 from ._framework import Contract
+from .files import clean_text
 
 __all__ = [
     "AnswerImageNode",
@@ -97,7 +98,25 @@ def _id_to_str(value: Any) -> Any:
     return value
 
 
-class _NodeBase(Contract):
+class _Model(Contract):
+    """The framework's ``Contract`` with one rule for every text field: lone UTF-16 surrogates (from
+    non-UTF-8 file names, PDF metadata or a model's JSON escapes) become U+FFFD as the text enters the
+    model, so every document can be written as JSON, indexed and printed."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _clean_text(cls, data: Any) -> Any:
+        # Each nested model cleans its own fields, so one level is enough here.
+        if isinstance(data, dict) and any(
+            isinstance(value, str) and clean_text(value) is not value for value in data.values()
+        ):
+            return {
+                key: clean_text(value) if isinstance(value, str) else value for key, value in data.items()
+            }
+        return data
+
+
+class _NodeBase(_Model):
     id: Annotated[str, BeforeValidator(_id_to_str)] = Field(
         min_length=1, description="Identifier, unique within the document (page-local in a model answer)."
     )
@@ -282,7 +301,7 @@ AnswerNode = Annotated[
 _SCHEMAS: dict[Any, dict[str, Any]] = {}
 
 
-class PageAnswer(Contract):
+class PageAnswer(_Model):
     """The vision model's answer for one page: its nodes in reading order, with page-local ids."""
 
     nodes: list[AnswerNode] = Field(default_factory=list)
@@ -302,13 +321,13 @@ class PageAnswer(Contract):
         return copy.deepcopy(_SCHEMAS[key])
 
 
-class TitleAnswer(Contract):
+class TitleAnswer(_Model):
     """The model's answer when asked for a document's title."""
 
     title: str = Field(description="The document's title, as a reader would cite it.")
 
 
-class TocEntry(Contract):
+class TocEntry(_Model):
     """An entry of the document's table of contents; entries form a tree through ``parent_id``."""
 
     id: str = Field(min_length=1)
@@ -321,14 +340,14 @@ class TocEntry(Contract):
     level: ListLevel = "l1"
 
 
-class Page(Contract):
+class Page(_Model):
     """One page of the document: its 0-based index in the source and its nodes in reading order."""
 
     index: NonNegativeInt
     nodes: list[Node] = Field(default_factory=list)
 
 
-class SectionInfo(Contract):
+class SectionInfo(_Model):
     """A section as the document exposes it: title, level and the pages it spans (0-based, inclusive)."""
 
     id: str
@@ -340,7 +359,7 @@ class SectionInfo(Contract):
     last_page: int
 
 
-class ModelUsage(Contract):
+class ModelUsage(_Model):
     """What building the index cost in model calls and tokens (retries and repairs included)."""
 
     calls: NonNegativeInt = 0
@@ -348,14 +367,14 @@ class ModelUsage(Contract):
     output_tokens: NonNegativeInt = 0
 
 
-class FailedPage(Contract):
+class FailedPage(_Model):
     """A page left out because the model could not read it (``on_page_error="skip"``)."""
 
     index: NonNegativeInt
     reason: str
 
 
-class PageRefinement(Contract):
+class PageRefinement(_Model):
     """A page reviewed by the refinement step: its scores before and after, and re-extractions made."""
 
     index: NonNegativeInt
@@ -366,7 +385,7 @@ class PageRefinement(Contract):
     page: Page | None = Field(default=None, exclude=True, repr=False)
 
 
-class Document(Contract):
+class Document(_Model):
     """A page index: metadata, pages of typed nodes and a TOC tree linked to sections."""
 
     format_version: str = FORMAT_VERSION

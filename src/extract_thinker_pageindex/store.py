@@ -309,11 +309,12 @@ def load_index(path: str | os.PathLike[str]) -> Document:
         data: Any = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise IndexFormatError(f"{str(document_file)!r} is not valid JSON: {exc}.") from exc
-    except (ValueError, RecursionError) as exc:
-        # Python refuses integers of thousands of digits, and nesting deeper than its recursion limit.
+    except RecursionError as exc:
         raise IndexFormatError(
-            f"{str(document_file)!r} is not a page index: {exc or 'nested too deeply'}."
+            f"{str(document_file)!r} is not a page index: it is nested too deeply."
         ) from exc
+    except ValueError as exc:  # Python refuses integers of thousands of digits
+        raise IndexFormatError(f"{str(document_file)!r} is not a page index: {exc}.") from exc
     if not isinstance(data, dict):
         raise IndexFormatError(f"{str(document_file)!r} must hold a JSON object, not {type(data).__name__}.")
     version = data.get("format_version")

@@ -121,16 +121,19 @@ def _split_front_matter(text: str) -> tuple[dict[str, Any] | None, str | None, s
 
     try:
         data = yaml.load(raw, Loader=_front_matter_loader()) if raw.strip() else {}
-    except _FrontMatterRefused as exc:
+    except yaml.YAMLError:
+        # Not YAML after all (for example a document that opens with a thematic break): keep it as text.
+        return None, None, text
+    except (_FrontMatterRefused, ValueError, TypeError, OverflowError, RecursionError) as exc:
+        # YAML, but not loaded: aliases, deep nesting, or a value Python cannot build (an explicit
+        # !!timestamp of 2024-02-30, an integer of thousands of digits).
+        reason = str(exc) if isinstance(exc, _FrontMatterRefused) else f"a value cannot be read ({exc})"
         warnings.warn(
-            f"The front matter's fields were not read: {exc}; it is kept as a metadata node.",
+            f"The front matter's fields were not read: {reason}; it is kept as a metadata node.",
             PageIndexWarning,
             stacklevel=4,
         )
         return {}, raw.strip(), body
-    except (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError):
-        # Not YAML after all (for example a document that opens with a thematic break): keep it as text.
-        return None, None, text
     if not isinstance(data, dict):
         return None, None, text
     return data, raw.strip(), body
