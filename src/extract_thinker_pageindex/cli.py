@@ -2,42 +2,89 @@
 
 Exit codes: 0 success; 1 a document could not be processed (the others still are) or a search found
 nothing; 2 bad usage; 130 interrupted.
+
+The command starts fast: ``--help``, ``--version``, ``search`` and ``inspect``, and ``index`` without a
+model, never import ExtractThinker's package (and litellm with it, about four seconds); see
+``_framework.py``. Every text printed goes through :func:`~.terminal.safe_text`.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import logging
 import os
 import sys
 import time
-from collections.abc import Sequence
+import traceback
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
+from .terminal import safe_text
+
+if TYPE_CHECKING:
+    from .model import Document
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+PROG = "extract-thinker-pageindex"
+INDEX_SUFFIX = ".pageindex"
+
+#: ``index_one(file, target, progress)`` indexes one file and returns the document and where it went.
+IndexOne = Callable[[str, Path, Callable[[int, int], None]], "tuple[Document, Path]"]
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, with what it prints (usage errors quote the user's arguments) made safe to print."""
+
+    def _print_message(self, message: str, file: Any = None) -> None:
+        super()._print_message(safe_text(message), file)
+
+
+def _extensions_help() -> str:
+    """The accepted extensions, by kind, as ``index --help`` lists them (read from ``sources``)."""
+    from .sources import EXTENSION_KINDS
+
+    by_kind: dict[str, list[str]] = {}
+    for extension, kind in EXTENSION_KINDS.items():
+        by_kind.setdefault(kind, []).append(extension)
+    parts = [" ".join(by_kind.pop(kind)) for kind in ("pdf", "markdown", "text") if kind in by_kind]
+    images = by_kind.pop("image", [])
+    parts += [" ".join(extensions) for extensions in by_kind.values()]
+    listed = ", ".join(parts)
+    if images:
+        listed += f"; images with --model: {' '.join(images)}"
+    return listed
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="extract-thinker-pageindex",
+    parser = _Parser(
+        prog=PROG,
         description="Build, inspect and search page indexes of documents for ExtractThinker.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    common = _Parser(add_help=False)
+    common.add_argument(
+        "--debug", action="store_true", help="on an error, also print its traceback on standard error"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     index = commands.add_parser(
         "index",
+        parents=[common],
         help="build the page index of files and save each as <name>.pageindex/",
         description="Build the page index of each FILE and save it as <name>.pageindex/ "
         "(beside the file, or in --output).",
     )
-    index.add_argument("files", nargs="+", metavar="FILE", help="documents to index (.pdf, .md, .txt)")
+    index.add_argument("files", nargs="+", metavar="FILE", help=f"documents to index ({_extensions_help()})")
     index.add_argument(
-        "-o", "--output", metavar="DIR", help="directory to write the <name>.pageindex/ folders into"
+        "-o",
+        "--output",
+        metavar="DIR",
+        help="directory to write the <name>.pageindex/ folders into; with one FILE, a path ending in "
+        f"{INDEX_SUFFIX} is the index folder itself",
     )
     index.add_argument("--pages", metavar="SPEC", help="1-based pages to index, e.g. '1-3,5,7-10'")
     index.add_argument(
@@ -61,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
 
     search = commands.add_parser(
         "search",
+        parents=[common],
         help="find the pages of a document that best match a query",
         description="Rank the pages of FILE against a query with the SQLite FTS5 retriever and print "
         "the best ones with a snippet (matched words in [brackets]).",
@@ -75,6 +123,7 @@ def _parser() -> argparse.ArgumentParser:
 
     inspect = commands.add_parser(
         "inspect",
+        parents=[common],
         help="summarise a saved page index and print its TOC tree",
         description="Summarise a page index.",
     )
@@ -84,23 +133,112 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _error(message: str) -> None:
-    print(f"extract-thinker-pageindex: error: {message}", file=sys.stderr)
+    print(f"{PROG}: error: {safe_text(message)}", file=sys.stderr)
+
+
+def _warn(message: str) -> None:
+    print(f"{PROG}: warning: {safe_text(message)}", file=sys.stderr)
+
+
+def _print_json(data: Any, *, indent: int | None = None) -> None:
+    # ensure_ascii writes every non-ASCII character, a lone surrogate included, as a \u escape: the
+    # output is valid JSON and encodes on any terminal.
+    print(json.dumps(data, indent=indent, ensure_ascii=True))
+
+
+def _report_failure(subject: str | None, exc: Exception, *, debug: bool) -> None:
+    """One error line for a failure; the traceback too with ``--debug``.
+
+    The library's own errors (and the operating system's) are expected: their message is the whole
+    report. Anything else is a bug here or in a library used, so the line names its type.
+    """
+    from .errors import PageIndexError
+
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    if not isinstance(exc, (PageIndexError, OSError)):
+        hint = "" if debug else "; run with --debug to see its traceback"
+        message = f"{message} (unexpected {type(exc).__name__}{hint})."
+    _error(f"{subject}: {message}" if subject is not None else message)
+    if debug:
+        sys.stderr.write(safe_text("".join(traceback.format_exception(exc))))
+
+
+def _single_index_path(args: argparse.Namespace) -> Path | None:
+    """The index folder ``-o`` names when it ends in ``.pageindex``, else None (``-o`` is a directory)."""
+    if args.output is None or not Path(args.output).name.endswith(INDEX_SUFFIX):
+        return None
+    return Path(args.output)
 
 
 def _run_index(args: argparse.Namespace) -> int:
-    import warnings
-
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from .errors import PageIndexError, PageIndexWarning
-    from .store import default_output_path, index_document
-
     if args.parallel < 1:
         _error("--parallel must be at least 1")
         return EXIT_USAGE
-    status = EXIT_OK
+    single = _single_index_path(args)
+    if single is not None and len(args.files) > 1:
+        _error(
+            f"--output {args.output} names one index folder (it ends in {INDEX_SUFFIX}), but "
+            f"{len(args.files)} files were given; give a directory to write several indexes into."
+        )
+        return EXIT_USAGE
+
+    from .store import default_output_path, index_document
+
+    jobs: list[tuple[str, Path]] = []
+    for file in args.files:
+        target = default_output_path(file)
+        if single is not None:
+            target = single
+        elif args.output is not None:
+            target = Path(args.output) / target.name
+        jobs.append((file, target))
+
+    def index_one(file: str, target: Path, progress: Callable[[int, int], None]) -> tuple[Document, Path]:
+        return index_document(
+            file,
+            output=target,
+            pages=args.pages,
+            strategy=args.strategy,
+            model=args.model,
+            parallel=args.parallel,
+            tables=args.tables,
+            images=not args.no_images,
+            use_outline=not args.no_outline,
+            password=args.password,
+            progress=progress,
+            abstract=not args.no_abstract,
+            refine=args.refine,
+        )
+
+    return _index_files(jobs, index_one, as_json=args.json, debug=args.debug)
+
+
+def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_json: bool, debug: bool) -> int:
+    """Index each ``(file, target)`` in turn; a file that fails, for whatever reason, is reported and counted,
+    and the others are still indexed.
+
+    Args:
+        jobs: The files and the index folder each is written to.
+        index_one: Indexes one file (see ``IndexOne``).
+        as_json: Print one JSON object per indexed file instead of a line of text.
+        debug: Print the traceback of each failure as well.
+
+    Returns:
+        ``EXIT_OK``, or ``EXIT_FAILED`` when any file failed.
+    """
+    import warnings
+
+    from rich.console import Console
+    from rich.markup import escape
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .errors import PageIndexWarning
+
     stderr = Console(stderr=True)
+    records: list[dict[str, Any]] = []
+    failed: list[str] = []
+    written_by: dict[Path, str] = {}
+    started = time.perf_counter()
     # Progress goes to standard error and only to a terminal, so standard output stays clean for scripts.
     with Progress(
         TextColumn("{task.description}"),
@@ -111,25 +249,22 @@ def _run_index(args: argparse.Namespace) -> int:
         transient=True,
         disable=not stderr.is_terminal,
     ) as progress:
-        overall = progress.add_task("files", total=len(args.files))
-        written_by: dict[Path, str] = {}
-        records: list[dict[str, Any]] = []
-        started = time.perf_counter()
-        for file in args.files:
-            target = default_output_path(file)
-            if args.output is not None:
-                target = Path(args.output) / target.name
+        overall = progress.add_task("files", total=len(jobs))
+        for file, target in jobs:
             earlier = written_by.get(target.resolve())
             if earlier is not None:
                 _error(
                     f"{file}: its index would replace the one just written for {earlier} ({target}); "
                     "index it on its own or with another --output."
                 )
-                status = EXIT_FAILED
+                failed.append(file)
                 progress.advance(overall)
                 continue
             written_by[target.resolve()] = file
-            pages_task = progress.add_task(f"  {Path(file).name}", total=None)
+            # Descriptions are rich markup: a file named "[red].md" must show as it is.
+            pages_task = progress.add_task(
+                f"  {escape(safe_text(Path(file).name, newlines=False))}", total=None
+            )
 
             def advance(done: int, total: int, task: Any = pages_task) -> None:
                 progress.update(task, completed=done, total=total)
@@ -137,26 +272,12 @@ def _run_index(args: argparse.Namespace) -> int:
             try:
                 with warnings.catch_warnings(record=True) as caught:
                     warnings.simplefilter("always", PageIndexWarning)
-                    document, written = index_document(
-                        file,
-                        output=target,
-                        pages=args.pages,
-                        strategy=args.strategy,
-                        model=args.model,
-                        parallel=args.parallel,
-                        tables=args.tables,
-                        images=not args.no_images,
-                        use_outline=not args.no_outline,
-                        password=args.password,
-                        progress=advance,
-                        abstract=not args.no_abstract,
-                        refine=args.refine,
-                    )
+                    document, written = index_one(file, target, advance)
                 for warning in caught:
-                    print(f"extract-thinker-pageindex: warning: {file}: {warning.message}", file=sys.stderr)
-            except (PageIndexError, OSError) as exc:
-                _error(f"{file}: {exc}")
-                status = EXIT_FAILED
+                    _warn(f"{file}: {warning.message}")
+            except Exception as exc:  # one file's failure, whatever it is, must not end the run
+                _report_failure(file, exc, debug=debug)
+                failed.append(file)
                 continue
             finally:
                 progress.remove_task(pages_task)
@@ -172,24 +293,29 @@ def _run_index(args: argparse.Namespace) -> int:
             }
             records.append(record)
             # While the progress display runs, rich shows what goes to standard output above it.
-            if args.json:
-                print(json.dumps(record))
+            if as_json:
+                _print_json(record)
             else:
                 print(
-                    f"{file} -> {written}: {record['pages']} page(s), {record['nodes']} nodes, "
-                    f"{record['toc_entries']} TOC entries"
+                    f"{safe_text(file, newlines=False)} -> {safe_text(written, newlines=False)}: "
+                    f"{record['pages']} page(s), {record['nodes']} nodes, {record['toc_entries']} TOC entries"
                 )
-    if len(args.files) > 1 and not args.json:
-        _summary(records, len(args.files), time.perf_counter() - started)
-    return status
+    if len(jobs) > 1 and not as_json:
+        _summary(records, failed, time.perf_counter() - started)
+    return EXIT_FAILED if failed else EXIT_OK
 
 
-def _summary(records: list[dict[str, Any]], total: int, seconds: float) -> None:
-    """A table of what a multi-file run indexed, on standard output."""
+def _summary(records: list[dict[str, Any]], failed: list[str], seconds: float) -> None:
+    """A table of what a multi-file run indexed and which files failed, on standard output."""
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"Indexed {len(records)} of {total} file(s) in {seconds:.1f} s", title_justify="left")
+    total = len(records) + len(failed)
+    title = f"Indexed {len(records)} of {total} file(s) in {seconds:.1f} s"
+    if failed:
+        title += f"; {len(failed)} failed"
+    table = Table(title=title, title_justify="left")
     for column, justify in (
         ("file", "left"),
         ("pages", "right"),
@@ -198,23 +324,30 @@ def _summary(records: list[dict[str, Any]], total: int, seconds: float) -> None:
         ("title", "left"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
+
+    def cell(value: Any) -> Text:
+        # Text, not a string: rich would read "[...]" in a title as markup.
+        return Text(safe_text(value, newlines=False))
+
     for record in records:
         table.add_row(
-            Path(record["file"]).name,
-            str(record["pages"]),
-            str(record["nodes"]),
-            str(record["toc_entries"]),
-            record["title"] or "",
+            cell(Path(record["file"]).name),
+            cell(record["pages"]),
+            cell(record["nodes"]),
+            cell(record["toc_entries"]),
+            cell(record["title"] or ""),
         )
+    for file in failed:
+        table.add_row(cell(Path(file).name), cell("-"), cell("-"), cell("-"), cell("(failed)"))
     Console(width=120, highlight=False).print(table)
 
 
 def _search_pages(file: str, password: str | None) -> list[dict[str, Any]]:
     """The pages of a file as page dicts: PyMuPDF for PDFs, the page index for Markdown and text."""
     if Path(file).suffix.lower() == ".pdf":
-        from .loaders.pymupdf import DocumentLoaderPyMuPDF
+        from .pdf_pages import read_pdf_pages
 
-        return DocumentLoaderPyMuPDF(password=password).load(file)
+        return read_pdf_pages(file, password=password)
     from .build import build_index
 
     document = build_index(file)
@@ -226,17 +359,22 @@ def _search_pages(file: str, password: str | None) -> list[dict[str, Any]]:
 
 
 def _run_search(args: argparse.Namespace) -> int:
-    from .errors import PageIndexError
-    from .loaders.rag import document_id
-    from .retrieval.sqlite import SQLitePageRetriever
+    from .retrieval.sqlite import SQLitePageRetriever, query_words
 
     if args.max_pages < 1:
         _error("--max-pages must be at least 1")
         return EXIT_USAGE
+    if not query_words(args.query):
+        # The words DocumentLoaderRAG refuses such a query with (InvalidOptionError).
+        _error(
+            f"The query {args.query!r} has no searchable words (stop words and punctuation are ignored); "
+            "name what the pages you need talk about."
+        )
+        return EXIT_USAGE
     try:
         pages = _search_pages(args.file, args.password)
         with SQLitePageRetriever() as retriever:
-            doc_id = document_id(pages)
+            doc_id = "search"  # the in-memory retriever holds this one document
             retriever.index(doc_id, pages)
             matches = retriever.search(doc_id, args.query, max_pages=args.max_pages)
             found = [
@@ -247,45 +385,71 @@ def _run_search(args: argparse.Namespace) -> int:
                 }
                 for match in matches
             ]
-    except (PageIndexError, OSError) as exc:
-        _error(f"{args.file}: {exc}")
+    except Exception as exc:
+        _report_failure(args.file, exc, debug=args.debug)
         return EXIT_FAILED
     if args.json:
-        print(json.dumps({"file": args.file, "query": args.query, "matches": found}, indent=2))
+        _print_json({"file": args.file, "query": args.query, "matches": found}, indent=2)
     elif not found:
-        print(f"No page of {args.file} matched {args.query!r}.")
+        print(safe_text(f"No page of {args.file} matched {args.query!r}.", newlines=False))
     else:
         for item in found:
-            print(f"page {item['page_number']:>4}  score {item['score']:8.3f}  {item['snippet']}")
+            snippet = safe_text(item["snippet"], newlines=False)
+            print(f"page {item['page_number']:>4}  score {item['score']:8.3f}  {snippet}")
     return EXIT_OK if found else EXIT_FAILED
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
-    from .errors import PageIndexError
     from .summary import inspect
 
     try:
         if args.json:
-            import io
-
             stats = inspect(args.path, file=io.StringIO())
-            print(json.dumps(stats, indent=2))
+            _print_json(stats, indent=2)
         else:
             inspect(args.path)
-    except PageIndexError as exc:
-        _error(str(exc))
+    except BrokenPipeError:
+        raise  # the reader went away: main() stops quietly
+    except Exception as exc:
+        _report_failure(None, exc, debug=args.debug)
         return EXIT_FAILED
     return EXIT_OK
 
 
+class _SafeFormatter(logging.Formatter):
+    """The library's log records as the command's warnings, their text made safe to print."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return safe_text(super().format(record))
+
+
+def _tolerate_unencodable_output() -> None:
+    """Write characters the terminal's encoding lacks as escapes instead of failing on them.
+
+    A title in Greek printed to a Windows console in cp1252 (or with ``PYTHONIOENCODING=ascii``) would
+    otherwise raise ``UnicodeEncodeError`` halfway through the output.
+    """
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.errors == "strict":
+            stream.reconfigure(errors="backslashreplace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line; returns the exit code."""
+    """Run the command line; returns the exit code.
+
+    Args:
+        argv: The arguments, without the program name; ``sys.argv[1:]`` by default.
+
+    Returns:
+        The exit code (see the module docstring).
+    """
     # Offline machines stall on litellm's price-map download at import; the bundled map is enough here.
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    _tolerate_unencodable_output()
     args = _parser().parse_args(argv)
     # The library logs why it set something aside (an outline it did not trust); say it the CLI's way.
     handler = logging.StreamHandler()
-    handler.setFormatter(logging.Formatter("extract-thinker-pageindex: warning: %(message)s"))
+    handler.setFormatter(_SafeFormatter(f"{PROG}: warning: %(message)s"))
     # instructor logs every retried call at ERROR level; the retries are ours to report, as errors.
     logging.getLogger("instructor").setLevel(logging.CRITICAL)
     package_logger = logging.getLogger("extract_thinker_pageindex")

@@ -1,4 +1,8 @@
-"""Human-readable views of a page index: a summary with counts, and the TOC as an indented tree."""
+"""Human-readable views of a page index: a summary with counts, and the TOC as an indented tree.
+
+Every piece of document text printed here goes through :func:`~.terminal.safe_text`, so a title holding
+an escape sequence shows it escaped instead of obeying it.
+"""
 
 from __future__ import annotations
 
@@ -7,6 +11,7 @@ import sys
 from typing import IO, Any
 
 from .model import Document, TocEntry
+from .terminal import safe_text
 
 __all__ = ["inspect", "print_toc_tree", "toc_tree_lines"]
 
@@ -15,7 +20,8 @@ def toc_tree_lines(document: Document) -> list[str]:
     """The TOC as lines indented two spaces per level, each with its pages (1-based, as users count).
 
     An entry linked to a section that spans several pages shows the range (``pp. 3-5``), otherwise the
-    target page (``p. 3``), and the printed page number when it was read from a printed TOC.
+    target page (``p. 3``), and the printed page number when it was read from a printed TOC. Control
+    characters in titles are shown escaped (see :func:`~.terminal.safe_text`).
     """
     children: dict[str | None, list[TocEntry]] = {}
     for entry in document.toc:
@@ -34,15 +40,15 @@ def toc_tree_lines(document: Document) -> list[str]:
             else:
                 where = "p. ?"
             if entry.printed_page is not None:
-                where += f" (printed {entry.printed_page})"
-            lines.append(f"{'  ' * depth}- {entry.title}  [{where}]")
+                where += f" (printed {safe_text(entry.printed_page, newlines=False)})"
+            lines.append(f"{'  ' * depth}- {safe_text(entry.title, newlines=False)}  [{where}]")
             walk(entry.id, depth + 1)
 
     walk(None, 0)
     # Entries whose parent is missing would be unreachable from the roots; show them rather than lose them.
     for entry in document.toc:
         if entry.parent_id is not None and entry.parent_id not in known:
-            lines.append(f"- {entry.title}")
+            lines.append(f"- {safe_text(entry.title, newlines=False)}")
     return lines
 
 
@@ -62,6 +68,9 @@ def inspect(
     document_or_path: Document | str | os.PathLike[str], *, file: IO[str] | None = None, show_toc: bool = True
 ) -> dict[str, Any]:
     """Print a summary of a page index and return its figures.
+
+    The document's own text (name, title, author, abstract, TOC) is printed with control characters
+    escaped (see :func:`~.terminal.safe_text`); the returned figures hold it as it is.
 
     Args:
         document_or_path: A document, or the path of a saved ``.pageindex`` directory.
@@ -103,10 +112,10 @@ def inspect(
         "refinement": [item.model_dump() for item in document.refinement],
     }
     name = document.name + (f".{document.extension}" if document.extension else "")
-    print(f"Document: {name}", file=out)
-    print(f"Title:    {document.title or '(none)'}", file=out)
+    print(f"Document: {safe_text(name, newlines=False)}", file=out)
+    print(f"Title:    {safe_text(document.title, newlines=False) if document.title else '(none)'}", file=out)
     if document.author:
-        print(f"Author:   {document.author}", file=out)
+        print(f"Author:   {safe_text(document.author, newlines=False)}", file=out)
     pages_line = f"{stats['pages']}"
     if document.source_page_count is not None and document.source_page_count != stats["pages"]:
         pages_line += f" of {document.source_page_count} (selection)"
@@ -125,7 +134,10 @@ def inspect(
         )
     for item in document.refinement:
         if item.score_before is None:
-            print(f"Refined:  page {item.index + 1} not reviewed ({item.note})", file=out)
+            print(
+                f"Refined:  page {item.index + 1} not reviewed ({safe_text(item.note, newlines=False)})",
+                file=out,
+            )
         else:
             print(
                 f"Refined:  page {item.index + 1} scored {item.score_before:.2f} -> {item.score_after:.2f} "
@@ -136,7 +148,7 @@ def inspect(
         listed = ", ".join(str(page.index + 1) for page in document.failed_pages)
         print(f"Failed:   page(s) {listed} could not be read by the model", file=out)
     if document.abstract:
-        print(f"Abstract: {document.abstract}", file=out)
+        print(f"Abstract: {safe_text(document.abstract)}", file=out)
     if show_toc:
         print("", file=out)
         print("Table of contents", file=out)
