@@ -326,21 +326,26 @@ def _inspect_schema(conn: sqlite3.Connection, path: str) -> tuple[set[str], list
         else:
             foreign.append(str(name))
             continue
-        found_module = re.search(r"\bUSING\s+(\w+)", sql or "", re.IGNORECASE)
+        using = re.search(r"\bUSING\s+(\w+)", sql or "", re.IGNORECASE)
+        found_module = using.group(1).lower() if using else None
         columns = tuple(row[0] for row in conn.execute("SELECT name FROM pragma_table_info(?)", (name,)))
-        if (
-            kind != "table"
-            or (found_module.group(1).lower() if found_module else None) != module
-            or columns != wanted
-        ):
-            what = f"{kind} {name!r}" + (f" with columns {', '.join(columns)}" if columns else "")
+        if kind != "table" or found_module != module or columns != wanted:
             raise IndexFormatError(
-                f"{path!r} has a {what}, which is not the page retriever's {key} table "
-                f"({', '.join(wanted)}); the file belongs to something else. Use another file for the "
-                "retriever."
+                f"{path!r} has {_shape(kind, found_module, columns)} named {name!r} where the page "
+                f"retriever keeps {_shape('table', module, wanted)}; the file belongs to something else. "
+                "Use another file for the retriever."
             )
         own.add(key)
     return own, foreign
+
+
+def _shape(kind: str, module: str | None, columns: Sequence[str]) -> str:
+    """A table's kind and columns in words: ``an FTS5 table (body, headings, descriptions)``."""
+    if module:
+        what = f"an {module.upper()} table"  # "an eff-tee-ess"
+    else:
+        what = {"table": "a plain table", "view": "a view", "index": "an index"}.get(kind, f"a {kind}")
+    return f"{what} ({', '.join(columns)})"
 
 
 def _read_only_uri(path: str, *, immutable: bool) -> str:
@@ -698,6 +703,7 @@ class SQLitePageRetriever:
     # -- reading --------------------------------------------------------------------------------------
 
     def __contains__(self, doc_id: object) -> bool:
+        """Whether ``doc_id`` is indexed; a non-string is never indexed."""
         if not isinstance(doc_id, str):
             return False
         key = _doc_key(doc_id)
@@ -710,6 +716,7 @@ class SQLitePageRetriever:
 
         Raises:
             NoMatchError: the document is not indexed.
+            TypeError: ``doc_id`` is not a string.
         """
         key = _doc_key(doc_id)
         with self._session("read") as conn:
@@ -747,7 +754,8 @@ class SQLitePageRetriever:
 
         Args:
             doc_id: The document to search (as given to :meth:`index`).
-            query: Free text; its words are OR-ed together. No syntax is interpreted.
+            query: Free text; its words are OR-ed together. No syntax is interpreted, and any string
+                (lone surrogates included) is a safe query.
             max_pages: How many matches to return at most.
 
         Returns:
@@ -758,6 +766,8 @@ class SQLitePageRetriever:
             NoMatchError: ``doc_id`` is not indexed.
             RetrieverClosedError: the retriever is closed.
             InvalidOptionError: ``max_pages`` is not a positive whole number.
+            TypeError: ``doc_id`` or ``query`` is not a string.
+            PageIndexError: SQLite failed to read the file (damaged: ``IndexFormatError``).
         """
         if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
             raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
@@ -855,7 +865,14 @@ class SQLitePageRetriever:
     def snippet(self, doc_id: str, page_number: int, query: str, *, words: int = 24) -> str:
         """A short extract of a page around the query's words, matched words wrapped in ``[`` ``]``.
 
-        Returns an empty string when the page holds none of the words.
+        Returns:
+            The extract; an empty string when the document or page is not indexed or holds none of the
+            words.
+
+        Raises:
+            TypeError: ``doc_id`` is not a string.
+            RetrieverClosedError: the retriever is closed.
+            PageIndexError: SQLite failed to read the file.
         """
         key = _doc_key(doc_id)
         terms = query_words(query)
