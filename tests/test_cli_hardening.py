@@ -317,7 +317,6 @@ def _modules_after(argv: list[str], cwd: Path) -> dict[str, object]:
     [
         pytest.param(["--help"], 0, "Build, inspect and search", id="help"),
         pytest.param(["index", "--help"], 0, "images with --model", id="index-help"),
-        pytest.param(["--version"], 0, "extract-thinker-pageindex", id="version"),
         pytest.param(
             ["search", str(SAMPLE / "service-agreement.pdf"), "-q", "termination penalty"],
             0,

@@ -235,8 +235,8 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
     from .errors import PageIndexWarning
 
     stderr = Console(stderr=True)
-    records: list[dict[str, Any]] = []
-    failed: list[str] = []
+    # One row per file, in order: the indexed file's record, or None when it failed.
+    rows: list[tuple[str, dict[str, Any] | None]] = []
     written_by: dict[Path, str] = {}
     started = time.perf_counter()
     # Progress goes to standard error and only to a terminal, so standard output stays clean for scripts.
@@ -257,7 +257,7 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
                     f"{file}: its index would replace the one just written for {earlier} ({target}); "
                     "index it on its own or with another --output."
                 )
-                failed.append(file)
+                rows.append((file, None))
                 progress.advance(overall)
                 continue
             written_by[target.resolve()] = file
@@ -277,7 +277,7 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
                     _warn(f"{file}: {warning.message}")
             except Exception as exc:  # one file's failure, whatever it is, must not end the run
                 _report_failure(file, exc, debug=debug)
-                failed.append(file)
+                rows.append((file, None))
                 continue
             finally:
                 progress.remove_task(pages_task)
@@ -291,7 +291,7 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
                 "toc_entries": len(document.toc),
                 "title": document.title,
             }
-            records.append(record)
+            rows.append((file, record))
             # While the progress display runs, rich shows what goes to standard output above it.
             if as_json:
                 _print_json(record)
@@ -301,20 +301,20 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
                     f"{record['pages']} page(s), {record['nodes']} nodes, {record['toc_entries']} TOC entries"
                 )
     if len(jobs) > 1 and not as_json:
-        _summary(records, failed, time.perf_counter() - started)
-    return EXIT_FAILED if failed else EXIT_OK
+        _summary(rows, time.perf_counter() - started)
+    return EXIT_FAILED if any(record is None for _, record in rows) else EXIT_OK
 
 
-def _summary(records: list[dict[str, Any]], failed: list[str], seconds: float) -> None:
+def _summary(rows: list[tuple[str, dict[str, Any] | None]], seconds: float) -> None:
     """A table of what a multi-file run indexed and which files failed, on standard output."""
     from rich.console import Console
     from rich.table import Table
     from rich.text import Text
 
-    total = len(records) + len(failed)
-    title = f"Indexed {len(records)} of {total} file(s) in {seconds:.1f} s"
+    failed = sum(record is None for _, record in rows)
+    title = f"Indexed {len(rows) - failed} of {len(rows)} file(s) in {seconds:.1f} s"
     if failed:
-        title += f"; {len(failed)} failed"
+        title += f"; {failed} failed"
     table = Table(title=title, title_justify="left")
     for column, justify in (
         ("file", "left"),
@@ -329,16 +329,17 @@ def _summary(records: list[dict[str, Any]], failed: list[str], seconds: float) -
         # Text, not a string: rich would read "[...]" in a title as markup.
         return Text(safe_text(value, newlines=False))
 
-    for record in records:
-        table.add_row(
-            cell(Path(record["file"]).name),
-            cell(record["pages"]),
-            cell(record["nodes"]),
-            cell(record["toc_entries"]),
-            cell(record["title"] or ""),
-        )
-    for file in failed:
-        table.add_row(cell(Path(file).name), cell("-"), cell("-"), cell("-"), cell("(failed)"))
+    for file, record in rows:
+        if record is None:
+            table.add_row(cell(Path(file).name), cell("-"), cell("-"), cell("-"), cell("(failed)"))
+        else:
+            table.add_row(
+                cell(Path(file).name),
+                cell(record["pages"]),
+                cell(record["nodes"]),
+                cell(record["toc_entries"]),
+                cell(record["title"] or ""),
+            )
     Console(width=120, highlight=False).print(table)
 
 
