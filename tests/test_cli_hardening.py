@@ -397,6 +397,40 @@ def test_a_later_framework_import_reuses_the_contract_class_and_extracts_into_it
     assert llm_server.paths == ["/v1/chat/completions"]
 
 
+def test_a_framework_laid_out_otherwise_is_imported_normally(tmp_path: Path) -> None:
+    # A future ExtractThinker whose Contract lives in a package, not in models/contract.py: the file cannot
+    # be loaded alone, so the normal import runs, and the models still subclass the framework's class.
+    package = tmp_path / "extract_thinker"
+    (package / "models" / "contract").mkdir(parents=True)
+    _write(package / "__init__.py", "from .models.contract import Contract\n")
+    _write(
+        package / "models" / "contract" / "__init__.py",
+        "from pydantic import BaseModel\n\n\nclass Contract(BaseModel):\n    pass\n",
+    )
+    code = textwrap.dedent(
+        """
+        import sys
+        from extract_thinker_pageindex.model import Document
+        import extract_thinker
+        assert extract_thinker.__file__.startswith(sys.argv[1]), extract_thinker.__file__
+        assert issubclass(Document, extract_thinker.Contract)
+        assert "litellm" not in sys.modules
+        print("fell back")
+        """
+    )
+
+    result = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env={**_env(), "PYTHONPATH": os.pathsep.join([str(tmp_path), str(ROOT / "src")])},
+        timeout=120,
+    )
+
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.strip() == "fell back"
+
+
 def test_the_contract_is_the_frameworks_once_it_is_imported() -> None:
     import extract_thinker
 
