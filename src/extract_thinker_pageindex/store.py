@@ -301,7 +301,10 @@ def load_index(path: str | os.PathLike[str]) -> Document:
         )
     except IndexFormatError as exc:
         if not os.path.lexists(document_file) and not root.is_dir():
-            raise IndexFormatError(f"No page index at {str(root)!r}: no such directory.") from exc
+            what = "it is a file" if root.is_file() else "there is no such directory"
+            raise IndexFormatError(
+                f"No page index at {str(root)!r}: {what}; a page index is a folder holding {DOCUMENT_FILE}."
+            ) from exc
         if not os.path.lexists(document_file):
             raise IndexFormatError(f"No page index at {str(root)!r}: {DOCUMENT_FILE} is missing.") from exc
         raise
