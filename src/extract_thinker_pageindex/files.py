@@ -71,7 +71,14 @@ def read_regular_file(
     if not follow_symlinks:
         flags |= getattr(os, "O_NOFOLLOW", 0)
     try:
+        # Checked before opening (opening some devices has effects of its own), and again on the open
+        # descriptor below, since the path may be swapped in between.
+        before = os.stat(path, follow_symlinks=follow_symlinks)
+        if not stat.S_ISREG(before.st_mode) and not stat.S_ISLNK(before.st_mode):
+            raise error(f"{name} is {_kind(before.st_mode)}, not a regular file; refused.")
         fd = os.open(path, flags)
+    except PageIndexError:
+        raise
     except ValueError as exc:  # a NUL in the path
         raise error(f"{name} is not a usable path: {exc}.") from exc
     except UnicodeEncodeError as exc:
