@@ -217,7 +217,9 @@ def test_front_matter_nested_1500_deep_is_refused_with_a_warning():
 def test_a_fifo_named_like_a_document_is_refused_without_blocking(tmp_path: Path, name: str):
     fifo = tmp_path / name
     os.mkfifo(fifo)
-    with pytest.raises(DocumentLoadError, match=r"^'[^']*' is a named pipe \(FIFO\), not a regular file; refused\.$"):
+    with pytest.raises(
+        DocumentLoadError, match=r"^'[^']*' is a named pipe \(FIFO\), not a regular file; refused\.$"
+    ):
         finishes(lambda: build_index(fifo, model="openai/never-called"))
 
 
