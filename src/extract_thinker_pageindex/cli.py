@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROG = "extract-thinker-pageindex"
-INDEX_SUFFIX = ".pageindex"
+INDEX_SUFFIX = ".pageindex"  # store.SUFFIX, without importing the store (and pydantic) for --help
 
 #: ``index_one(file, target, progress)`` indexes one file and returns the document and where it went.
 IndexOne = Callable[[str, Path, Callable[[int, int], None]], "tuple[Document, Path]"]
