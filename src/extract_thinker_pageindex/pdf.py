@@ -1,11 +1,13 @@
-"""Opening PDFs with PyMuPDF: one place that translates its errors and serialises its use across threads."""
+"""Opening and drawing PDFs with PyMuPDF: one place that translates its errors, serialises its use across
+threads, and bounds every page image and picture it decodes or draws (by pixels and by side)."""
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from io import BytesIO
 from typing import TYPE_CHECKING, Any
@@ -17,17 +19,35 @@ if TYPE_CHECKING:
     import pymupdf
 
 __all__ = [
+    "MAX_PICTURE_PIXELS",
+    "MAX_PICTURE_SIDE",
+    "MAX_RENDER_PIXELS",
+    "MAX_RENDER_SIDE",
     "PYMUPDF_LOCK",
     "PdfSource",
     "describe_source",
     "find_tables",
+    "fit_scale",
     "open_pdf",
+    "page_matrix",
     "pdf_errors",
+    "picture_png",
+    "pixmap_png",
     "render_page_png",
 ]
 
 #: PyMuPDF is not thread-safe, even across separate documents; every call into it holds this lock.
 PYMUPDF_LOCK = threading.RLock()
+
+#: Page images (for a vision model, or a loader's vision mode) are at most this many pixels on a side and
+#: in all, whatever the dpi and the page size: a 7,200 pt page at 150 dpi would otherwise be 15,000 pixels
+#: square (675 MB to draw). Image sources are scaled to the same size.
+MAX_RENDER_SIDE = 2048
+MAX_RENDER_PIXELS = 4_000_000
+#: Pictures embedded in a PDF are extracted at their own resolution when they fit these; a larger one is
+#: drawn from its place on the page, reduced to fit, which MuPDF does by decoding it subsampled.
+MAX_PICTURE_SIDE = 10_000
+MAX_PICTURE_PIXELS = 16_000_000
 
 PdfSource = str | os.PathLike[str] | bytes | BytesIO
 
@@ -50,6 +70,13 @@ def pdf_errors(name: str) -> Iterator[None]:
         raise
     except (pymupdf.mupdf.FzErrorBase, pymupdf.FileDataError, RuntimeError, IndexError, ValueError) as exc:
         raise DocumentLoadError(f"{name} is not a readable PDF: {exc}.") from exc
+
+
+def _mupdf_errors() -> tuple[type[Exception], ...]:
+    """What PyMuPDF raises for data it cannot handle (MuPDF's own errors are not RuntimeErrors)."""
+    import pymupdf
+
+    return (pymupdf.mupdf.FzErrorBase, RuntimeError, ValueError)
 
 
 def _read_bytes(source: PdfSource, name: str) -> bytes:
@@ -133,7 +160,137 @@ def find_tables(page: Any) -> list[Any]:
     return list(found.tables)
 
 
+# -- bounded drawing --------------------------------------------------------------------------------------
+
+
+def fit_scale(
+    width: float, height: float, scale: float, *, max_side: int, max_pixels: int, rounding: float = 0.0
+) -> float:
+    """The largest scale, at most ``scale``, at which a ``width`` x ``height`` area fits both limits.
+
+    Args:
+        width: The area's width (points of a page, or pixels of an image).
+        height: The area's height, in the same unit.
+        scale: The scale asked for (``dpi / 72`` for a page, 1 for an image at its own size).
+        max_side: The most pixels either side may have once scaled.
+        max_pixels: The most pixels the scaled area may have in all.
+        rounding: How many pixels a side may gain when the scaled size is rounded to whole pixels (MuPDF
+            rounds a drawn area outwards: 1 for a page, 2 for a clip that need not start on a pixel).
+
+    Returns:
+        The scale; smaller than ``scale`` only when needed to fit.
+    """
+    width, height = max(width, 1e-6), max(height, 1e-6)
+    by_side = (max_side - rounding) / max(width, height)
+    # (width * s + rounding) * (height * s + rounding) <= max_pixels, solved for s.
+    a, b, c = width * height, rounding * (width + height), rounding * rounding - max_pixels
+    by_pixels = (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
+    return max(0.0, min(scale, by_side, by_pixels))
+
+
+def page_matrix(page: Any, dpi: int) -> pymupdf.Matrix:
+    """The matrix that draws a page at ``dpi``, or smaller when that is needed to keep the image within
+    ``MAX_RENDER_SIDE`` and ``MAX_RENDER_PIXELS``.
+
+    Boxes a model gives on the image map back through the image's size, so a reduced page keeps them right.
+    """
+    import pymupdf
+
+    rect = page.rect
+    zoom = fit_scale(
+        rect.width,
+        rect.height,
+        dpi / 72,
+        max_side=MAX_RENDER_SIDE,
+        max_pixels=MAX_RENDER_PIXELS,
+        rounding=1.0,
+    )
+    return pymupdf.Matrix(zoom, zoom)
+
+
 def render_page_png(page: Any, dpi: int) -> bytes:
-    """The page rendered as PNG bytes at ``dpi`` (call while holding ``PYMUPDF_LOCK``)."""
-    pixmap = page.get_pixmap(dpi=dpi)
+    """The page as PNG bytes at ``dpi``, reduced to fit ``MAX_RENDER_SIDE`` and ``MAX_RENDER_PIXELS``
+    (call while holding ``PYMUPDF_LOCK``)."""
+    pixmap = page.get_pixmap(matrix=page_matrix(page, dpi), alpha=False)
     return bytes(pixmap.tobytes("png"))
+
+
+def pixmap_png(pixmap: Any) -> bytes | None:
+    """A decoded picture as PNG bytes, in grey or RGB (with its alpha, if any): CMYK, Lab, separation
+    and DeviceN colours, which PNG cannot hold, are converted to RGB.
+
+    Returns:
+        None for a pixmap without colours (a stencil mask: only the page shows what it paints).
+    """
+    import pymupdf
+
+    if pixmap.colorspace is None:
+        return None
+    if pixmap.colorspace.n in (1, 3):
+        try:
+            return bytes(pixmap.tobytes("png"))
+        except (pymupdf.mupdf.FzErrorArgument, ValueError):
+            pass  # one or three components that are not grey or RGB: a separation, Lab
+    return bytes(pymupdf.Pixmap(pymupdf.csRGB, pixmap).tobytes("png"))
+
+
+def _draw_picture(page: Any, clip: Sequence[float], width: int, height: int) -> bytes:
+    """The part of the page a picture covers, drawn no finer than the picture's own resolution and within
+    ``MAX_PICTURE_SIDE`` and ``MAX_PICTURE_PIXELS`` (MuPDF decodes a picture drawn smaller subsampled)."""
+    import pymupdf
+
+    area = pymupdf.Rect(clip) & page.rect
+    if area.is_empty:
+        raise ValueError("its place on the page is empty")
+    own = max(width / area.width, height / area.height)
+    zoom = fit_scale(
+        area.width,
+        area.height,
+        own,
+        max_side=MAX_PICTURE_SIDE,
+        max_pixels=MAX_PICTURE_PIXELS,
+        rounding=2.0,
+    )
+    pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=area, alpha=False)
+    return bytes(pixmap.tobytes("png"))
+
+
+def picture_png(
+    document: Any, xref: int, *, width: int, height: int, page: Any, clip: Sequence[float], name: str
+) -> bytes | None:
+    """A picture embedded in a PDF as PNG bytes, bounded (call while holding ``PYMUPDF_LOCK``).
+
+    A picture within ``MAX_PICTURE_SIDE`` and ``MAX_PICTURE_PIXELS`` (its size is read from the PDF, not
+    decoded) is extracted at its own resolution, its colours made grey or RGB by :func:`pixmap_png`. A
+    larger one, or a stencil mask, is drawn from its place on the page instead (see ``_draw_picture``).
+
+    Args:
+        document: The open PyMuPDF document.
+        xref: The picture's object number.
+        width: The picture's width in pixels, as the PDF declares it.
+        height: Its height in pixels.
+        page: A PyMuPDF page that shows the picture.
+        clip: Where the picture is on that page, ``(x0, y0, x1, y1)`` in points.
+        name: How messages name the document.
+
+    Returns:
+        The PNG bytes, or None when the picture cannot be read.
+
+    Warns:
+        PageIndexWarning: the picture cannot be read (its data are broken or of a kind MuPDF does not
+            decode); it is left out and the page is kept.
+    """
+    import pymupdf
+
+    fits = max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
+    try:
+        png = pixmap_png(pymupdf.Pixmap(document, xref)) if fits else None
+        return png if png is not None else _draw_picture(page, clip, width, height)
+    except _mupdf_errors() as exc:
+        warnings.warn(
+            f"{name}: the picture on page {page.number + 1} ({width} x {height} pixels, object {xref}) "
+            f"cannot be read ({exc}); it is left out of the index.",
+            PageIndexWarning,
+            stacklevel=3,
+        )
+        return None

@@ -15,12 +15,14 @@ from __future__ import annotations
 import logging
 import math
 import re
+import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ..errors import PageIndexWarning
 from ..model import (
     FooterNode,
     HeaderNode,
@@ -274,23 +276,30 @@ def _page_tables(pdf_page: Any, page: PageLines, extras: PageExtras) -> None:
                 extras.covered.add(position)
 
 
-def _image_png(document: Any, xref: int) -> bytes | None:
-    import pymupdf
+@dataclass
+class Placement:
+    """Where a page shows an embedded picture: its object, its box, and its size in pixels (as declared)."""
 
-    try:
-        pixmap = pymupdf.Pixmap(document, xref)
-        if pixmap.n - pixmap.alpha >= 4 or pixmap.colorspace is None or pixmap.colorspace.n not in (1, 3):
-            pixmap = pymupdf.Pixmap(pymupdf.csRGB, pixmap)
-        return bytes(pixmap.tobytes("png"))
-    except (RuntimeError, ValueError) as exc:
-        log.info("image xref %s could not be converted to PNG: %s", xref, exc)
-        return None
+    xref: int
+    box: tuple[int, int, int, int]
+    width: int
+    height: int
 
 
-def _page_images(pdf_page: Any, page: PageLines) -> list[tuple[int, tuple[int, int, int, int]]]:
-    """Placements of a page's embedded pictures that are big enough to be content: ``(xref, bbox)``.
-    (Pictures repeated over many pages are dropped later, once every page has been seen.)"""
-    found: list[tuple[int, tuple[int, int, int, int]]] = []
+def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
+    """Placements of a page's embedded pictures that are big enough to be content.
+    (Pictures repeated over many pages are dropped later, once every page has been seen.)
+
+    Nothing is decoded unless two different pictures of one size must be told apart; then their pixels
+    are hashed, which is done only when no picture on the page (inline ones included) is over the limits
+    of what is decoded whole.
+
+    Warns:
+        PageIndexWarning: pictures that could not be told apart without decoding an oversized one.
+    """
+    from ..pdf import MAX_PICTURE_PIXELS, MAX_PICTURE_SIDE
+
+    found: list[Placement] = []
     listed = pdf_page.get_images(full=True)  # the cheap look at the page's resources first
     if not listed:
         return found
@@ -300,22 +309,40 @@ def _page_images(pdf_page: Any, page: PageLines) -> list[tuple[int, tuple[int, i
     by_size: dict[tuple[int, int], list[int]] = {}
     for item in listed:
         by_size.setdefault((item[2], item[3]), []).append(item[0])
-    ambiguous = any(len(set(xrefs)) > 1 for xrefs in by_size.values())
-    for info in pdf_page.get_image_info(xrefs=ambiguous):
-        if ambiguous:
-            xref = info.get("xref", 0)
-        else:
-            candidates = by_size.get((info.get("width"), info.get("height")), [])
-            xref = candidates[0] if candidates else 0
-        if xref <= 0:
-            continue  # inline images have no xref to extract
+    ambiguous = {size for size, xrefs in by_size.items() if len(set(xrefs)) > 1}
+    infos = pdf_page.get_image_info()  # sizes and places only: nothing is decoded
+    sizes = set(by_size) | {(info["width"], info["height"]) for info in infos}
+    oversized = any(max(w, h) > MAX_PICTURE_SIDE or w * h > MAX_PICTURE_PIXELS for w, h in sizes)
+    hashed = bool(ambiguous) and not oversized
+    if hashed:
+        infos = pdf_page.get_image_info(xrefs=True)
+    untold = 0
+    for info in infos:
+        size = (info["width"], info["height"])
         x0, y0, x1, y1 = info["bbox"]
         width, height = x1 - x0, y1 - y0
         if min(width, height) < MIN_IMAGE_SIDE or width * height < MIN_IMAGE_AREA * page_area:
             continue
+        if hashed:
+            xref = info.get("xref", 0)
+        elif size in ambiguous:
+            untold += 1
+            continue
+        else:
+            candidates = by_size.get(size, [])
+            xref = candidates[0] if candidates else 0
+        if xref <= 0:
+            continue  # inline images have no xref to extract
         box = _bbox(info["bbox"], page)
         if box is not None:
-            found.append((xref, box))
+            found.append(Placement(xref, box, int(size[0]), int(size[1])))
+    if untold:
+        warnings.warn(
+            f"{name}: {untold} picture(s) on page {page.index + 1} could not be told from others of the same "
+            "size without decoding an oversized picture on that page; they are left out of the index.",
+            PageIndexWarning,
+            stacklevel=3,
+        )
     return found
 
 
@@ -355,7 +382,7 @@ def parse_pdf_text(
         DocumentLoadError, EmptyDocumentError: from opening the PDF.
         PageSpecError: ``pages`` does not fit the document.
     """
-    from ..pdf import PYMUPDF_LOCK, open_pdf, pdf_errors
+    from ..pdf import PYMUPDF_LOCK, open_pdf, pdf_errors, picture_png
 
     with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
         page_count = document.page_count
@@ -364,7 +391,7 @@ def parse_pdf_text(
         flags = _text_flags()
         read: list[PageLines] = []
         extras: list[PageExtras] = []
-        image_places: list[list[tuple[int, tuple[int, int, int, int]]]] = []
+        image_places: list[list[Placement]] = []
         for done, index in enumerate(indices, start=1):
             pdf_page = document[index]
             page = read_page_lines(pdf_page, index, flags)
@@ -373,23 +400,34 @@ def parse_pdf_text(
             if tables and page.text_chars:
                 _page_tables(pdf_page, page, page_extras)
             extras.append(page_extras)
-            image_places.append(_page_images(pdf_page, page) if images else [])
+            image_places.append(_page_images(pdf_page, page, name) if images else [])
             if progress is not None:
                 progress(done, len(indices))
 
         # The same picture on many pages is a logo or a rule: leave it out.
-        usage = Counter(xref for places in image_places for xref in {xref for xref, _ in places})
+        usage = Counter(xref for places in image_places for xref in {place.xref for place in places})
         decorative = {xref for xref, count in usage.items() if count >= max(3, 0.25 * len(read))}
         cache: dict[int, bytes | None] = {}
-        for places, page_extras in zip(image_places, extras, strict=True):
-            for xref, box in places:
-                if xref in decorative:
+        for page, places, page_extras in zip(read, image_places, extras, strict=True):
+            for place in places:
+                if place.xref in decorative:
                     continue
-                if xref not in cache:
-                    cache[xref] = _image_png(document, xref)
-                if cache[xref] is not None:
+                if place.xref not in cache:
+                    # Bounded: an oversized picture is drawn reduced; one that cannot be read is left out
+                    # with a warning, and the page keeps its text.
+                    cache[place.xref] = picture_png(
+                        document,
+                        place.xref,
+                        width=place.width,
+                        height=place.height,
+                        page=document[page.index],
+                        clip=place.box,
+                        name=name,
+                    )
+                png = cache[place.xref]
+                if png is not None:
                     page_extras.nodes.append(
-                        (box[1], ImageNode(id="i", kind="other", bbox=box, image_data=cache[xref]))
+                        (place.box[1], ImageNode(id="i", kind="other", bbox=place.box, image_data=png))
                     )
         outline = document.get_toc(simple=True) if use_outline else []
         metadata = dict(document.metadata or {})

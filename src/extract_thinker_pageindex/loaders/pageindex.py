@@ -170,7 +170,9 @@ class DocumentLoaderPageIndex(DocumentLoader):
             with open_pdf(data, password=self.options.get("password")) as pdf, PYMUPDF_LOCK:
                 return {page.index: render_page_png(pdf[page.index], dpi) for page in document.pages}
         if content_type == "image":
-            return {0: data}
+            from ..build.vision import image_page
+
+            return {0: image_page(data, "The image").png}  # bounded and turned upright, as the model saw it
         return {}
 
     def can_handle(self, source: str | BytesIO) -> bool:

@@ -1,0 +1,544 @@
+"""Memory bombs from small inputs, and pictures PNG cannot hold: every decode and render is bounded.
+
+Each bad input is made for real in ``tmp_path``: a 1 x 59,000,000 PNG of a few hundred KB, a 128 KB PDF
+holding a 32,000 px picture, an 800-byte PDF with a 7,200 pt page, pictures in CMYK, Lab, indexed,
+separation and DeviceN colours, stencil masks and broken ones. The heavy inputs run in a fresh Python
+process whose peak resident memory is measured (memory, not time, is what these tests bound); the model
+is the local HTTP server of ``llm_server.py``.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import struct
+import subprocess
+import sys
+import textwrap
+import zlib
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from PIL import Image
+
+from extract_thinker_pageindex import (
+    DocumentLoaderPageIndex,
+    DocumentLoaderPyMuPDF,
+    DocumentLoadError,
+    ImageNode,
+    PageIndexWarning,
+    ParagraphNode,
+    build_index,
+)
+from extract_thinker_pageindex.build.vision import (
+    MAX_IMAGE_DIMENSION,
+    MAX_IMAGE_SIDE,
+    image_page,
+    pdf_renderer,
+)
+from extract_thinker_pageindex.pdf import (
+    MAX_PICTURE_PIXELS,
+    MAX_PICTURE_SIDE,
+    MAX_RENDER_PIXELS,
+    MAX_RENDER_SIDE,
+    PYMUPDF_LOCK,
+    fit_scale,
+    open_pdf,
+    pixmap_png,
+    render_page_png,
+)
+from llm_server import Reply, completion_body
+
+# What a process may reach on any of these inputs: the interpreter with litellm and PyMuPDF loaded takes
+# about 330 MB, so this leaves some 270 MB for the work. Before the bounds they took 2.2 to 3 GB.
+PEAK_LIMIT_MB = 600
+STRUCTURE_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "eval" / "structure" / "pdfs"
+
+
+# -- making bad inputs -------------------------------------------------------------------------------------
+
+
+def deflated_zeros(size: int) -> bytes:
+    """``size`` zero bytes, Flate-compressed a piece at a time (the raw bytes are never all in memory)."""
+    compressor = zlib.compressobj(9)
+    piece = b"\0" * min(size, 8 << 20)
+    out = [compressor.compress(piece[: size - start]) for start in range(0, size, len(piece))]
+    out.append(compressor.flush())
+    return b"".join(out)
+
+
+def zero_png(path: Path, width: int, height: int, *, color_type: int = 0) -> Path:
+    """A PNG of zeros (black; transparent black with ``color_type=6``, RGBA) written by hand, row by row."""
+    channels = {0: 1, 2: 3, 6: 4}[color_type]
+    row = b"\0" * (1 + width * channels)  # a filter byte (none), then the row's samples
+    rows_at_once = max(1, (8 << 20) // len(row))
+    compressor = zlib.compressobj(9)
+    data = [
+        compressor.compress(row * min(rows_at_once, height - top)) for top in range(0, height, rows_at_once)
+    ]
+    data.append(compressor.flush())
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+
+    header = struct.pack(">IIBBBBB", width, height, 8, color_type, 0, 0, 0)
+    path.write_bytes(
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", b"".join(data)) + chunk(b"IEND", b"")
+    )
+    return path
+
+
+def add_picture(
+    document: pymupdf.Document,
+    page: pymupdf.Page,
+    rect: pymupdf.Rect,
+    *,
+    width: int,
+    height: int,
+    colorspace: str,
+    stream: bytes,
+    bits: int = 8,
+    **keys: str,
+) -> int:
+    """Place a picture whose dictionary and Flate stream are given as they are to be in the PDF.
+
+    PyMuPDF inserts a placeholder, whose stream and keys are then replaced: that is how a tiny file can
+    declare a 32,000 px picture, or colours PyMuPDF would never write.
+    """
+    buffer = io.BytesIO()
+    # PyMuPDF shares one object between identical pictures: each placeholder is made unlike the others.
+    Image.new("L", (4, 4), document.xref_length() % 256).save(buffer, "PNG")
+    xref = page.insert_image(rect, stream=buffer.getvalue(), keep_proportion=False)
+    document.update_stream(xref, stream, compress=False)
+    fields = {
+        "Filter": "/FlateDecode",
+        "DecodeParms": "null",
+        "SMask": "null",
+        "Width": str(width),
+        "Height": str(height),
+        "BitsPerComponent": str(bits),
+        "ColorSpace": colorspace,
+        **keys,
+    }
+    for key, value in fields.items():
+        document.xref_set_key(xref, key, value)
+    return xref
+
+
+def text_page(document: pymupdf.Document, text: str, **size: float) -> pymupdf.Page:
+    page = document.new_page(**size)
+    page.insert_text((72, 72), text, fontsize=11)
+    return page
+
+
+def huge_page_pdf(path: Path) -> Path:
+    """One 7,200 pt square page with a line of text (about 800 bytes)."""
+    document = pymupdf.open()
+    text_page(document, "A poster of a page, a hundred inches square.", width=7200, height=7200)
+    document.set_metadata({"title": "Poster"})
+    document.save(path, garbage=4, deflate=True)
+    return path
+
+
+def huge_picture_pdf(path: Path, sizes: list[tuple[int, int]]) -> Path:
+    """One page per size, each with text and a 1-bit picture of that many pixels (all black)."""
+    document = pymupdf.open()
+    for number, (width, height) in enumerate(sizes):
+        # Words that differ from page to page: a line repeated on every page is a running header.
+        page = text_page(document, f"Picture {'ABCDEFGH'[number]}, {width} by {height} pixels.")
+        add_picture(
+            document,
+            page,
+            pymupdf.Rect(72, 100, 540, 700),
+            width=width,
+            height=height,
+            colorspace="/DeviceGray",
+            bits=1,
+            stream=deflated_zeros((width + 7) // 8 * height),
+        )
+    document.save(path)
+    return path
+
+
+def run_measured(code: str, *args: str) -> dict[str, Any]:
+    """Run ``code`` in a fresh Python process; it fills a dict ``RESULT``, returned with the process's
+    peak resident memory as ``peak_mb``."""
+    resource = pytest.importorskip("resource")
+    assert resource  # the child measures itself; this only skips where the module does not exist
+    script = "import json, sys\nRESULT = {}\n" + textwrap.dedent(code)
+    script += textwrap.dedent(
+        """
+        import resource
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        RESULT["peak_mb"] = peak / (1024 * 1024 if sys.platform == "darwin" else 1024)
+        print(json.dumps(RESULT))
+        """
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, env=env, timeout=600
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.format == "PNG"
+        return image.size
+
+
+def assert_page_image(size: tuple[int, int]) -> None:
+    width, height = size
+    assert max(width, height) <= MAX_RENDER_SIDE and width * height <= MAX_RENDER_PIXELS, size
+
+
+# -- the scale that fits ---------------------------------------------------------------------------------
+
+
+@given(
+    width=st.floats(0.5, 200_000),
+    height=st.floats(0.5, 200_000),
+    scale=st.floats(0.01, 20),
+    rounding=st.sampled_from([0.0, 1.0, 2.0]),
+)
+def test_the_fitted_scale_keeps_both_limits_once_rounded_and_is_the_largest_that_does(
+    width: float, height: float, scale: float, rounding: float
+) -> None:
+    fitted = fit_scale(width, height, scale, max_side=2048, max_pixels=4_000_000, rounding=rounding)
+    assert 0 < fitted <= scale
+    side = max(width, height) * fitted + rounding
+    pixels = (width * fitted + rounding) * (height * fitted + rounding)
+    assert side <= 2048 * (1 + 1e-9) and pixels <= 4_000_000 * (1 + 1e-9)
+    # Never smaller than needed: the scale asked for, or one of the limits reached.
+    assert fitted == scale or side >= 2048 * (1 - 1e-6) or pixels >= 4_000_000 * (1 - 1e-6)
+
+
+# -- a 7,200 pt page -------------------------------------------------------------------------------------
+
+
+def test_a_7200_pt_page_is_drawn_within_the_limits_by_every_renderer(tmp_path: Path) -> None:
+    path = huge_page_pdf(tmp_path / "poster.pdf")
+    assert path.stat().st_size < 1000
+    with open_pdf(path) as document, PYMUPDF_LOCK:
+        assert_page_image(png_size(render_page_png(document[0], 150)))
+        rendered = pdf_renderer(document, 600)(0)
+    assert_page_image((rendered.width_px, rendered.height_px))
+    assert png_size(rendered.png) == (rendered.width_px, rendered.height_px)
+    assert (rendered.width_pt, rendered.height_pt) == (7200.0, 7200.0)  # boxes map back through these
+
+    loader = DocumentLoaderPyMuPDF()
+    loader.set_vision_mode(True)
+    (page,) = loader.load(str(path))
+    assert_page_image(png_size(page["image"]))
+
+    index_loader = DocumentLoaderPageIndex(cache_dir=False, strategy="text")
+    index_loader.set_vision_mode(True)
+    (page,) = index_loader.load(str(path))
+    assert_page_image(png_size(page["image"]))
+
+
+def test_a_page_a_strip_of_14400_by_10_pt_keeps_its_longer_side_within_the_limit(tmp_path: Path) -> None:
+    document = pymupdf.open()
+    text_page(document, "strip", width=14400, height=10)
+    with open_pdf(document.tobytes()) as opened, PYMUPDF_LOCK:
+        width, height = png_size(render_page_png(opened[0], 300))
+    assert 2000 <= width <= MAX_RENDER_SIDE and 1 <= height <= 2
+
+
+def test_the_model_sees_a_7200_pt_page_bounded_and_its_boxes_map_back_to_the_page(
+    tmp_path: Path, llm_server
+) -> None:
+    def answer(body: dict[str, Any]) -> Reply:
+        # The box of the middle half of whatever image arrived, in its pixels.
+        (url,) = [
+            part["image_url"]["url"]
+            for message in body["messages"]
+            if isinstance(message["content"], list)
+            for part in message["content"]
+            if part.get("type") == "image_url"
+        ]
+        width, height = png_size(base64.b64decode(url.split(",", 1)[1]))
+        box = [width // 4, height // 4, 3 * width // 4, 3 * height // 4]
+        nodes = [{"type": "image", "id": "i", "kind": "chart", "bbox": box, "description": "Middle"}]
+        return Reply(200, completion_body(json.dumps({"nodes": nodes})))
+
+    llm_server.default = answer
+    path = huge_page_pdf(tmp_path / "poster.pdf")
+    result = run_measured(
+        """
+        import io
+        from PIL import Image
+        from extract_thinker_pageindex import build_index
+        from extract_thinker_pageindex.llm import ModelClient
+
+        model = ModelClient("openai/test-bounds", sleep=lambda seconds: None)
+        document = build_index(sys.argv[1], strategy="vision", model=model, abstract=False)
+        (image,) = document.pages[0].nodes
+        RESULT["bbox"] = list(image.bbox)
+        RESULT["crop"] = list(Image.open(io.BytesIO(image.image_data)).size)
+        """,
+        str(path),
+    )
+    assert result["peak_mb"] < PEAK_LIMIT_MB, result
+    (request,) = llm_server.requests
+    (url,) = llm_server.image_urls(0)
+    width, height = png_size(base64.b64decode(url.split(",", 1)[1]))
+    assert_page_image((width, height))
+    assert f"{width} x {height} pixels" in json.dumps(request["messages"][0])
+    # The middle half of the page, padded by 1% of it (72 pt), in points: within a pixel (3.6 pt) or two.
+    expected = (1728, 1728, 5472, 5472)
+    assert all(abs(got - want) <= 8 for got, want in zip(result["bbox"], expected, strict=True))
+    assert all(abs(got - 0.52 * side) <= 3 for got, side in zip(result["crop"], (width, height), strict=True))
+
+
+# -- image files -----------------------------------------------------------------------------------------
+
+
+def test_a_1_by_59_million_pixel_png_is_refused_before_it_is_decoded(tmp_path: Path) -> None:
+    path = zero_png(tmp_path / "strip.png", 1, 59_000_000)
+    assert path.stat().st_size < 1_000_000
+    with pytest.raises(DocumentLoadError, match=f"a side over the limit of {MAX_IMAGE_DIMENSION:,}"):
+        image_page(path.read_bytes(), "'strip.png'")
+    result = run_measured(
+        """
+        from extract_thinker_pageindex import DocumentLoadError, build_index
+
+        try:
+            build_index(sys.argv[1], model="openai/never-called")
+        except DocumentLoadError as exc:
+            RESULT["error"] = str(exc)
+        """,
+        str(path),
+    )
+    assert "1 x 59000000 pixels, a side over the limit" in result["error"]
+    assert result["peak_mb"] < PEAK_LIMIT_MB, result
+
+
+def test_a_59_megapixel_transparent_png_is_reduced_on_white_within_bounded_memory(tmp_path: Path) -> None:
+    path = zero_png(tmp_path / "clear.png", 7_680, 7_680, color_type=6)  # 59 MP of transparent black
+    result = run_measured(
+        """
+        import io
+        from PIL import Image
+        from extract_thinker_pageindex.build.vision import image_page
+
+        page = image_page(open(sys.argv[1], "rb").read(), "'clear.png'")
+        image = Image.open(io.BytesIO(page.png))
+        RESULT.update(size=list(image.size), mode=image.mode, pixel=list(image.getpixel((5, 5))))
+        RESULT["points"] = [page.width_pt, page.height_pt]
+        """,
+        str(path),
+    )
+    assert result["peak_mb"] < PEAK_LIMIT_MB, result
+    assert_page_image(tuple(result["size"]))
+    assert result["size"][0] == result["size"][1] >= 1990
+    assert result["mode"] == "RGB" and result["pixel"] == [255, 255, 255]  # transparency laid on white
+    assert result["points"] == [7680.0, 7680.0]  # boxes are kept in the original's pixels
+
+
+def test_a_large_turned_jpeg_is_decoded_reduced_and_turned(tmp_path: Path) -> None:
+    image = Image.new("L", (6000, 2000), 40)
+    image.paste(255, (0, 0, 600, 2000))  # a white band at the left: at the top once turned
+    exif = image.getexif()
+    exif[0x0112] = 6  # "rotate 90 clockwise to view"
+    buffer = io.BytesIO()
+    image.save(buffer, "JPEG", exif=exif)
+    page = image_page(buffer.getvalue(), "'photo.jpg'")
+    assert (page.width_px, page.height_px) == (682, MAX_IMAGE_SIDE)
+    assert (page.width_pt, page.height_pt) == (2000.0, 6000.0)
+    with Image.open(io.BytesIO(page.png)) as shown:
+        assert shown.mode == "RGB"
+        assert shown.getpixel((340, 50))[0] > 200 and shown.getpixel((340, 1500))[0] < 80
+
+
+def test_an_image_of_another_format_is_not_decoded(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    Image.new("RGB", (32, 32)).save(buffer, "ICO")
+    with pytest.raises(DocumentLoadError, match="not a readable image"):
+        image_page(buffer.getvalue(), "'icon.png'")
+
+
+# -- pictures in PDFs ------------------------------------------------------------------------------------
+
+
+def test_a_32000_px_picture_is_drawn_reduced_and_a_40000_px_one_no_longer_fails_the_pdf(
+    tmp_path: Path,
+) -> None:
+    # 1-bit pictures: 32,000 x 32,000 decodes to 1 GB (it took 2.2 GB to extract); 40,000 x 28,000 is over
+    # MuPDF's own limit (FzErrorLimit "Overly large image"), which made the whole PDF unreadable.
+    path = huge_picture_pdf(tmp_path / "pictures.pdf", [(32_000, 32_000), (40_000, 28_000)])
+    assert path.stat().st_size < 2_000_000
+    result = run_measured(
+        """
+        import io
+        from PIL import Image
+        from extract_thinker_pageindex import ImageNode, build_index
+
+        document = build_index(sys.argv[1], strategy="text")
+        RESULT["pages"] = [
+            [[node.type, list(node.bbox or []), list(Image.open(io.BytesIO(node.image_data)).size)]
+             if isinstance(node, ImageNode) else [node.type] for node in page.nodes]
+            for page in document.pages
+        ]
+        """,
+        str(path),
+    )
+    assert result["peak_mb"] < PEAK_LIMIT_MB, result
+    for page in result["pages"]:
+        assert ["paragraph"] in page
+        ((_, bbox, (width, height)),) = [node for node in page if node[0] == "image"]
+        assert bbox == [72, 100, 540, 700]  # where the picture is on the page
+        assert max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
+        assert min(width, height) >= 2000  # still a picture worth looking at
+
+
+TINT = "<< /FunctionType 2 /Domain [0 1] /C0 [0 0 0 0] /C1 [{}] /N 1 >>"  # tint 0-1 -> CMYK
+COLOURS = {
+    # name: (colour space, one pixel's samples, the RGB it shows, roughly)
+    "cmyk": ("/DeviceCMYK", bytes([0, 255, 255, 0]), (237, 28, 36)),
+    "indexed": ("[/Indexed /DeviceRGB 1 <ff00000000ff>]", bytes([1]), (0, 0, 255)),
+    "separation": (f"[/Separation /Spot /DeviceCMYK {TINT.format('0 1 1 0')}]", bytes([255]), (237, 28, 36)),
+    "devicen": (f"[/DeviceN [/Black] /DeviceCMYK {TINT.format('0 0 0 1')}]", bytes([255]), (35, 31, 32)),
+    "lab": ("[/Lab << /WhitePoint [0.9505 1 1.089] >>]", bytes([255, 128, 128]), None),
+}
+
+
+def test_pictures_in_colours_png_cannot_hold_become_rgb_and_keep_their_pages(tmp_path: Path) -> None:
+    document = pymupdf.open()
+    for name, (colorspace, pixel, _) in COLOURS.items():
+        page = text_page(document, f"A picture in {name} colours.")
+        add_picture(
+            document,
+            page,
+            pymupdf.Rect(72, 100, 372, 400),
+            width=64,
+            height=64,
+            colorspace=colorspace,
+            stream=zlib.compress(pixel * 64 * 64),
+        )
+    # A stencil mask (paints the fill colour, black, where its bits are 0): no colours of its own.
+    page = text_page(document, "A picture that is a stencil mask.")
+    add_picture(
+        document,
+        page,
+        pymupdf.Rect(72, 100, 372, 400),
+        width=64,
+        height=64,
+        colorspace="null",
+        bits=1,
+        stream=zlib.compress(bytes(8 * 64)),
+        ImageMask="true",
+    )
+    # A picture with a soft mask (alpha), as PyMuPDF writes an RGBA PNG.
+    page = text_page(document, "A picture with transparency.")
+    buffer = io.BytesIO()
+    Image.new("RGBA", (64, 64), (0, 128, 0, 100)).save(buffer, "PNG")
+    page.insert_image(pymupdf.Rect(72, 100, 372, 400), stream=buffer.getvalue())
+    path = tmp_path / "colours.pdf"
+    document.save(path)
+
+    built = build_index(path, strategy="text")  # a PageIndexWarning here fails the test
+    assert len(built.pages) == len(COLOURS) + 2
+    shown = []
+    for page in built.pages:
+        paragraph, image = page.nodes
+        assert isinstance(paragraph, ParagraphNode) and isinstance(image, ImageNode)
+        assert image.bbox == (72, 100, 372, 400) and image.image_data is not None
+        with Image.open(io.BytesIO(image.image_data)) as picture:
+            assert picture.format == "PNG" and picture.mode in ("L", "RGB", "RGBA")
+            shown.append(picture.convert("RGB").getpixel((picture.width // 2, picture.height // 2)))
+    for (name, (_, _, expected)), got in zip(COLOURS.items(), shown, strict=False):
+        if expected is not None:
+            assert all(abs(a - b) <= 40 for a, b in zip(got, expected, strict=True)), (name, got)
+    assert max(shown[len(COLOURS)]) < 60  # the stencil, drawn from the page: black
+
+
+@pytest.mark.parametrize(
+    ("colorspace", "alpha"),
+    [(pymupdf.csCMYK, 1), (pymupdf.csCMYK, 0), (pymupdf.csGRAY, 1), (pymupdf.csRGB, 1), (pymupdf.csRGB, 0)],
+)
+def test_any_decoded_pixmap_with_colours_becomes_a_png(colorspace: Any, alpha: int) -> None:
+    pixmap = pymupdf.Pixmap(colorspace, pymupdf.IRect(0, 0, 16, 8), alpha)
+    pixmap.clear_with(200)
+    png = pixmap_png(pixmap)
+    assert png is not None
+    with Image.open(io.BytesIO(png)) as image:
+        assert image.size == (16, 8) and image.mode in ("L", "LA", "RGB", "RGBA")
+
+
+def test_a_picture_that_cannot_be_read_is_left_out_with_a_warning_and_its_page_kept(tmp_path: Path) -> None:
+    document = pymupdf.open()
+    page = text_page(document, "The words on this page are still wanted.")
+    add_picture(  # three bits per sample: a combination MuPDF refuses to unpack
+        document,
+        page,
+        pymupdf.Rect(72, 100, 372, 400),
+        width=64,
+        height=64,
+        colorspace="/DeviceRGB",
+        bits=3,
+        stream=zlib.compress(bytes(64 * 72)),
+    )
+    text_page(document, "A second page.")
+    path = tmp_path / "broken.pdf"
+    document.save(path)
+
+    with pytest.warns(PageIndexWarning, match=r"'broken.pdf': the picture on page 1 .* cannot be read"):
+        built = build_index(path, strategy="text")
+    assert [[node.type for node in page.nodes] for page in built.pages] == [["paragraph"], ["paragraph"]]
+    assert built.pages[0].nodes[0].content == "The words on this page are still wanted."
+
+
+def test_same_sized_pictures_beside_an_oversized_one_are_not_hashed(tmp_path: Path) -> None:
+    # Telling two 64 x 64 pictures apart means hashing every picture on the page, the oversized one
+    # decoded whole: they are left out instead, and the oversized one is drawn reduced.
+    document = pymupdf.open()
+    page = text_page(document, "Two small pictures and a very large one.")
+    for number, colour in enumerate(((255, 0, 0), (0, 0, 255))):
+        buffer = io.BytesIO()
+        Image.new("RGB", (64, 64), colour).save(buffer, "PNG")
+        left = 72 + 200 * number
+        page.insert_image(pymupdf.Rect(left, 100, left + 150, 250), stream=buffer.getvalue())
+    add_picture(
+        document,
+        page,
+        pymupdf.Rect(72, 300, 540, 700),
+        width=12_000,
+        height=12_000,
+        colorspace="/DeviceGray",
+        bits=1,
+        stream=deflated_zeros(1500 * 12_000),
+    )
+    path = tmp_path / "crowded.pdf"
+    document.save(path)
+
+    with pytest.warns(PageIndexWarning, match="2 picture.s. on page 1 could not be told"):
+        built = build_index(path, strategy="text")
+    (image,) = [node for node in built.pages[0].nodes if isinstance(node, ImageNode)]
+    assert image.bbox is not None and image.bbox[1] == 300 and image.image_data is not None
+    width, height = png_size(image.image_data)
+    assert max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
+
+
+@pytest.mark.eval
+def test_the_fedex_annual_report_keeps_its_devicen_pictures() -> None:
+    # Pages 55 and 56 hold DeviceN (CMYK black) JPX pictures: "pixmap must be grayscale or rgb to write as
+    # png" made the whole report unreadable by the text strategy.
+    path = STRUCTURE_DIR / "FEDEX_2023_annualreport.pdf"
+    if not path.is_file():
+        pytest.skip(f"evaluation data not found at {path}")
+    built = build_index(path, strategy="text", pages="55-56")
+    sizes = []
+    for page in built.pages:
+        (image,) = [node for node in page.nodes if isinstance(node, ImageNode)]
+        assert image.image_data is not None
+        sizes.append(png_size(image.image_data))
+        assert any(node.type == "paragraph" for node in page.nodes)
+    assert sizes == [(1086, 1303), (1110, 1404)]
