@@ -16,7 +16,7 @@ import re
 import warnings
 from dataclasses import dataclass, field
 from datetime import date, datetime
-from typing import Any, ClassVar
+from typing import Any
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -87,10 +87,6 @@ def _front_matter_loader() -> type[Any]:
     timestamp = "tag:yaml.org,2002:timestamp"
 
     class FrontMatterLoader(yaml.SafeLoader):
-        yaml_implicit_resolvers: ClassVar[dict[Any, Any]] = {
-            first: [(tag, regexp) for tag, regexp in resolvers if tag != timestamp]
-            for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
-        }
         depth = 0
 
         def compose_node(self, parent: Any, index: Any) -> Any:
@@ -104,6 +100,11 @@ def _front_matter_loader() -> type[Any]:
             finally:
                 self.depth -= 1
 
+    # The resolvers are a class-level table: a copy without timestamps, so SafeLoader itself is untouched.
+    FrontMatterLoader.yaml_implicit_resolvers = {
+        first: [(tag, regexp) for tag, regexp in resolvers if tag != timestamp]
+        for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+    }
     return FrontMatterLoader
 
 
