@@ -289,7 +289,7 @@ def picture_png(
     except _mupdf_errors() as exc:
         warnings.warn(
             f"{name}: the picture on page {page.number + 1} ({width} x {height} pixels, object {xref}) "
-            f"cannot be read ({exc}); it is left out of the index.",
+            f"cannot be read ({exc}); it is left out of the index, and the page's text is kept.",
             PageIndexWarning,
             stacklevel=3,
         )
