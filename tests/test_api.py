@@ -42,6 +42,7 @@ EXPECTED = [
     "PageSpecError",
     "ParagraphNode",
     "RetrieverClosedError",
+    "RetrieverError",
     "SQLitePageRetriever",
     "SectionInfo",
     "SectionNode",
@@ -105,6 +106,7 @@ def test_import_is_lazy() -> None:
         (errors.IndexFormatError, ValueError),
         (errors.OutputExistsError, FileExistsError),
         (errors.RetrieverClosedError, RuntimeError),
+        (errors.RetrieverError, RuntimeError),
     ],
 )
 def test_errors_refine_a_builtin_and_share_one_base(error: type, builtin: type) -> None:

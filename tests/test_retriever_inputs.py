@@ -34,6 +34,7 @@ from extract_thinker_pageindex import (
     NoMatchError,
     PageIndexError,
     PageSpecError,
+    RetrieverError,
     SQLitePageRetriever,
 )
 from extract_thinker_pageindex.loaders.rag import document_id
@@ -226,14 +227,15 @@ def big_pages(count: int = 20, words: int = 3000) -> list[str]:
 
 
 def assert_full_disk_changed_nothing(retriever: SQLitePageRetriever, path: Path) -> None:
-    with pytest.raises(PageIndexError) as info:
+    with pytest.raises(RetrieverError) as info:
         retriever.index("big", big_pages())
+    assert isinstance(info.value, PageIndexError)
     assert not isinstance(info.value, sqlite3.Error)
     assert isinstance(info.value.__cause__, sqlite3.OperationalError)
     assert "database or disk is full" in str(info.value)
     assert str(path) in str(info.value)
     # Replacing an indexed document fails the same way and keeps its pages.
-    with pytest.raises(PageIndexError, match="full"):
+    with pytest.raises(RetrieverError, match="full"):
         retriever.index("keep", big_pages())
     for opened in (retriever, SQLitePageRetriever(path)):
         assert opened.doc_ids() == ["keep"]
@@ -289,7 +291,7 @@ def test_a_lock_held_too_long_raises_the_projects_error(tmp_path: Path) -> None:
         other = sqlite3.connect(path, isolation_level=None)
         other.execute("BEGIN IMMEDIATE")  # another process's writer, holding the write lock
         try:
-            with pytest.raises(PageIndexError, match="locked") as info:
+            with pytest.raises(RetrieverError, match="locked") as info:
                 retriever.index("doc", "second version")
             assert isinstance(info.value.__cause__, sqlite3.OperationalError)
             assert "timeout" in str(info.value)
@@ -297,6 +299,17 @@ def test_a_lock_held_too_long_raises_the_projects_error(tmp_path: Path) -> None:
             other.execute("ROLLBACK")
             other.close()
         assert retriever.snippet("doc", 1, "version") == "first [version]"
+
+
+def test_a_file_that_cannot_be_created_raises_retriever_error(tmp_path: Path) -> None:
+    path = tmp_path / "no such folder" / "pages.sqlite"
+    with pytest.raises(RetrieverError, match="Cannot open the retriever database") as info:
+        SQLitePageRetriever(path)
+    assert isinstance(info.value, RuntimeError)
+    assert isinstance(info.value, PageIndexError)
+    assert isinstance(info.value.__cause__, sqlite3.OperationalError)
+    assert str(path) in str(info.value)
+    assert not path.parent.exists()
 
 
 def test_a_damaged_file_raises_index_format_error(tmp_path: Path) -> None:
@@ -418,7 +431,7 @@ def read_only_session(path: Path) -> dict[str, Any]:
             try:
                 write()
                 result[name] = "written"
-            except PageIndexError as exc:
+            except RetrieverError as exc:
                 result[name] = f"{type(exc).__name__}: {exc}"
     return result
 
@@ -483,7 +496,7 @@ EXPECTED_READS = {
 def assert_read_only(result: dict[str, Any], reason: str) -> None:
     assert {key: result[key] for key in EXPECTED_READS} == EXPECTED_READS
     for name in ("index", "delete"):
-        assert result[name].startswith("PageIndexError: ")
+        assert result[name].startswith("RetrieverError: ")
         assert "is open read-only" in result[name] and reason in result[name]
 
 
@@ -541,9 +554,9 @@ def test_read_only_true_opens_for_searching_and_writes_nothing(tmp_path: Path) -
         assert "read-only" in repr(retriever)
         assert numbers(retriever.search("doc", "gamma")) == [2]
         assert retriever.page_count("doc") == 2
-        with pytest.raises(PageIndexError, match=r"is open read-only \(it was opened with read_only=True\)"):
+        with pytest.raises(RetrieverError, match=r"is open read-only \(it was opened with read_only=True\)"):
             retriever.index("doc", "replacement")
-        with pytest.raises(PageIndexError, match="is open read-only"):
+        with pytest.raises(RetrieverError, match="is open read-only"):
             retriever.delete("doc")
     assert path.read_bytes() == before
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         PageIndexWarning,
         PageSpecError,
         RetrieverClosedError,
+        RetrieverError,
         UnsupportedFormatError,
     )
     from .llm import ModelClient
@@ -92,6 +93,7 @@ __all__ = [
     "PageSpecError",
     "ParagraphNode",
     "RetrieverClosedError",
+    "RetrieverError",
     "SQLitePageRetriever",
     "SectionInfo",
     "SectionNode",
@@ -147,6 +149,7 @@ _LOCATIONS = {
             "PageIndexWarning",
             "PageSpecError",
             "RetrieverClosedError",
+            "RetrieverError",
             "UnsupportedFormatError",
         )
     },

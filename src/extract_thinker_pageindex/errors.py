@@ -14,7 +14,9 @@ either the project's base class or the builtin they already handle::
     ├── LLMExtractionError (RuntimeError)     a model call failed or answered unusably
     ├── IndexFormatError (ValueError)         a saved .pageindex directory is invalid
     ├── OutputExistsError (FileExistsError)   refusing to replace something that is not a page index
-    └── RetrieverClosedError (RuntimeError)   a closed retriever was used
+    ├── RetrieverClosedError (RuntimeError)   a closed retriever was used
+    └── RetrieverError (RuntimeError)         the retriever's database failed: full disk, read-only,
+                                              locked past the timeout, I/O
 
     PageIndexWarning (UserWarning)            degraded but usable results
 """
@@ -34,6 +36,7 @@ __all__ = [
     "PageIndexWarning",
     "PageSpecError",
     "RetrieverClosedError",
+    "RetrieverError",
     "UnsupportedFormatError",
 ]
 
@@ -84,6 +87,13 @@ class OutputExistsError(PageIndexError, FileExistsError):
 
 class RetrieverClosedError(PageIndexError, RuntimeError):
     """A retriever was used after ``close()``."""
+
+
+class RetrieverError(PageIndexError, RuntimeError):
+    """The retriever's database failed: full disk, read-only, locked past the timeout, I/O.
+
+    A damaged file or one that is no retriever index is an ``IndexFormatError`` instead.
+    """
 
 
 class PageIndexWarning(UserWarning):

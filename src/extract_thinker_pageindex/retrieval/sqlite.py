@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import IndexFormatError, InvalidOptionError, NoMatchError, PageIndexError, RetrieverClosedError
+from ..errors import IndexFormatError, InvalidOptionError, NoMatchError, RetrieverClosedError, RetrieverError
 from .stopwords import ENGLISH_STOP_WORDS
 
 __all__ = ["PageMatch", "SQLitePageRetriever", "page_list", "page_text_fields", "query_words"]
@@ -385,13 +385,15 @@ class SQLitePageRetriever:
         IndexFormatError: the file is not SQLite, is damaged, holds an index of another schema version,
             has a table named like the retriever's with another layout, holds other tables without
             ``allow_foreign_tables=True``, or is read-only and holds no retriever index.
-        PageIndexError: SQLite cannot open or create the file (missing folder, permissions, full disk).
+        RetrieverError: SQLite cannot open or create the file (missing folder, permissions, full disk,
+            locked past ``timeout``).
 
     Thread and process rules: one retriever may be shared by any number of threads (calls are serialised
     on one connection); several processes may open the same file (WAL journal, busy timeout). Re-indexing
     a ``doc_id`` replaces its pages in one transaction, so a search sees the old pages or the new ones,
-    never a mix. Every SQLite error is raised as a :class:`PageIndexError` naming the file; a write that
-    fails (a full disk, say) changes nothing. Use it as a context manager, or call :meth:`close`.
+    never a mix. Every SQLite error is raised as the project's error naming the file (a
+    :class:`RetrieverError`, or an :class:`IndexFormatError` for a damaged file); a write that fails (a full
+    disk, say) changes nothing. Use it as a context manager, or call :meth:`close`.
     """
 
     def __init__(
@@ -554,20 +556,21 @@ class SQLitePageRetriever:
         if self._closed:
             raise RetrieverClosedError("This SQLitePageRetriever is closed; create a new one.")
 
-    def _error(self, exc: sqlite3.Error, action: str) -> PageIndexError:
+    def _error(self, exc: sqlite3.Error, action: str) -> IndexFormatError | RetrieverError:
         """The project's error for an SQLite error met while doing ``action`` ("open", "read", "write to").
 
-        Every sqlite3 error the retriever meets is translated here, and only here.
+        Every sqlite3 error the retriever meets is translated here, and only here: a file that is no
+        database or is damaged is an ``IndexFormatError``, any other failure a ``RetrieverError``.
         """
         kind = _error_kind(exc)
         where = f"the retriever database {self.path!r}"
         if kind == "FULL":
-            return PageIndexError(
+            return RetrieverError(
                 f"Cannot {action} {where}: the database or disk is full. Nothing was changed; free some "
                 "disk space and try again."
             )
         if kind == "READONLY":
-            return PageIndexError(
+            return RetrieverError(
                 f"Cannot {action} {where}: it is read-only ({exc}). Nothing was changed; search it, or "
                 "make the file and its folder writable to index into it."
             )
@@ -577,16 +580,16 @@ class SQLitePageRetriever:
                 "it is a damaged index."
             )
         if kind in ("BUSY", "LOCKED"):
-            return PageIndexError(
+            return RetrieverError(
                 f"Cannot {action} {where}: another connection kept it locked for more than {self.timeout} "
                 "seconds. Try again, or pass a longer timeout."
             )
         if kind in ("CANTOPEN", "IOERR", "PERM", "AUTH"):
-            return PageIndexError(
+            return RetrieverError(
                 f"Cannot {action} {where}: {exc}. Check that the path and its folder exist and can be read "
                 "and written, and that the disk works."
             )
-        return PageIndexError(f"Cannot {action} {where}: {exc}.")
+        return RetrieverError(f"Cannot {action} {where}: {exc}.")
 
     @contextmanager
     def _session(self, action: str) -> Iterator[sqlite3.Connection]:
@@ -600,7 +603,7 @@ class SQLitePageRetriever:
 
     def _check_writable(self) -> None:
         if self.read_only:
-            raise PageIndexError(
+            raise RetrieverError(
                 f"The retriever database {self.path!r} is open read-only ({self._read_only_reason}): "
                 "search it, or open a writable file to index into or delete from."
             )
@@ -655,7 +658,7 @@ class SQLitePageRetriever:
             RetrieverClosedError: the retriever is closed.
             TypeError: ``doc_id`` is not a string.
             InvalidOptionError: ``pages`` or one of them is not a page (the message names its position).
-            PageIndexError: the database is read-only, or the write failed (full disk...): nothing changed.
+            RetrieverError: the database is read-only, or the write failed (full disk...): nothing changed.
         """
         key = _doc_key(doc_id)
         rows = [page_text_fields(page) for page in page_list(pages)]
@@ -692,7 +695,7 @@ class SQLitePageRetriever:
 
         Raises:
             TypeError: ``doc_id`` is not a string.
-            PageIndexError: the database is read-only, or the write failed: nothing changed.
+            RetrieverError: the database is read-only, or the write failed: nothing changed.
         """
         key = _doc_key(doc_id)
         with self._session("write to") as conn:
@@ -767,7 +770,8 @@ class SQLitePageRetriever:
             RetrieverClosedError: the retriever is closed.
             InvalidOptionError: ``max_pages`` is not a positive whole number.
             TypeError: ``doc_id`` or ``query`` is not a string.
-            PageIndexError: SQLite failed to read the file (damaged: ``IndexFormatError``).
+            RetrieverError: SQLite failed to read the file (locked past the timeout, I/O error).
+            IndexFormatError: the file is damaged.
         """
         if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
             raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
@@ -872,7 +876,8 @@ class SQLitePageRetriever:
         Raises:
             TypeError: ``doc_id`` is not a string.
             RetrieverClosedError: the retriever is closed.
-            PageIndexError: SQLite failed to read the file.
+            RetrieverError: SQLite failed to read the file.
+            IndexFormatError: the file is damaged.
         """
         key = _doc_key(doc_id)
         terms = query_words(query)
