@@ -15,6 +15,9 @@ Each pair of adjacent query words that also stand within two tokens of each othe
 of cash flows" for the query "statement cash flows") adds a proximity bonus in the spirit of the sequential
 dependence model: ``idf_doc(pair)`` times the tf part of those near occurrences. Queries drop English
 stop words. Scores are negated so that, as in FTS5, lower ranks first.
+
+The file itself (opening it, its schema, SQLite's errors) is handled in :mod:`.database`; the text each
+page gives the index is read in :mod:`.page_text`.
 """
 
 from __future__ import annotations
@@ -27,22 +30,28 @@ import sqlite3
 import threading
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from ..errors import IndexFormatError, InvalidOptionError, NoMatchError, RetrieverClosedError, RetrieverError
+from .database import (
+    TOKENIZER,
+    busy_timeout_ms,
+    connect,
+    database_path,
+    error_kind,
+    prepare_schema,
+    read_transaction,
+    translate_error,
+    unwritable_reason,
+    write_transaction,
+)
+from .page_text import SURROGATE, WORD, Page, page_list, page_text_fields
 from .stopwords import ENGLISH_STOP_WORDS
 
 __all__ = ["PageMatch", "SQLitePageRetriever", "page_list", "page_text_fields", "query_words"]
 
-#: One page as ``index`` takes it: a page dict, a plain string, or ``None`` for a page without text.
-Page = Mapping[str, Any] | str | None
-
-SCHEMA_VERSION = "1"
-TOKENIZER = "porter unicode61 remove_diacritics 2"
 #: Column weights inside the BM25 term frequency: body text, heading path, section descriptions.
 DEFAULT_WEIGHTS = (1.0, 2.0, 1.0)
 #: Weight of a pair of adjacent query words found near each other on a page, relative to one term.
@@ -52,12 +61,7 @@ PAIR_DISTANCE = 2
 MAX_QUERY_WORDS = 64
 MAX_WORD_LENGTH = 64
 
-# A word as FTS5's unicode61 tokenizer sees one: a run of letters and digits.
-_WORD = re.compile(r"[^\W_]+")
 _LEADERS = re.compile(r"(?:\s*\.){4,}")
-# UTF-16 surrogate code points: a str may hold them (os.listdir and surrogateescape decoding turn undecodable
-# bytes into U+DC80..U+DCFF), but UTF-8, and so SQLite, cannot store them.
-_SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ def query_words(query: str) -> list[str]:
     """
     words: list[str] = []
     seen: set[str] = set()
-    for match in _WORD.finditer(query.lower()):
+    for match in WORD.finditer(query.lower()):
         word = match.group(0)
         if word in ENGLISH_STOP_WORDS or len(word) > MAX_WORD_LENGTH or word in seen:
             continue
@@ -90,16 +94,6 @@ def query_words(query: str) -> list[str]:
         if len(words) >= MAX_QUERY_WORDS:
             break
     return words
-
-
-def _clean_text(text: str) -> str:
-    """Text SQLite can store: lone surrogates become U+FFFD, a split surrogate pair becomes its character.
-
-    U+FFFD is no letter or digit to FTS5, so the words on either side of a lone surrogate stay two words.
-    """
-    if _SURROGATE.search(text) is None:
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
 
 
 def _doc_key(doc_id: str) -> str | bytes:
@@ -114,7 +108,7 @@ def _doc_key(doc_id: str) -> str | bytes:
     """
     if not isinstance(doc_id, str):
         raise TypeError(f"doc_id must be a string, got {type(doc_id).__name__}.")
-    if _SURROGATE.search(doc_id) is None:
+    if SURROGATE.search(doc_id) is None:
         return doc_id
     return doc_id.encode("utf-8", "surrogatepass")
 
@@ -122,110 +116,6 @@ def _doc_key(doc_id: str) -> str | bytes:
 def _doc_id(key: str | bytes) -> str:
     """The document id a stored key stands for (the inverse of :func:`_doc_key`)."""
     return key.decode("utf-8", "surrogatepass") if isinstance(key, bytes) else key
-
-
-def page_list(pages: Iterable[Page] | str | Mapping[str, Any]) -> list[Mapping[str, Any] | str]:
-    """The pages of a document as a list, each a page dict or a string.
-
-    A lone string or a lone page dict is **one** page (never one page per character or per key). ``None``
-    in the list is a page without text: it keeps its position, so the pages after it keep their numbers.
-
-    Args:
-        pages: Page dicts, strings or ``None``, in document order (any iterable); or one string or dict.
-
-    Returns:
-        The pages, ``None`` replaced by ``""``.
-
-    Raises:
-        InvalidOptionError: ``pages`` is not an iterable of pages, or a page is of another type (bytes,
-            a number...); the message names its 1-based position.
-    """
-    if isinstance(pages, (str, Mapping)):
-        return [pages]
-    if isinstance(pages, (bytes, bytearray, memoryview)):
-        raise InvalidOptionError(
-            f"pages is {type(pages).__name__}, not text; decode it (for example pages.decode('utf-8')) and "
-            "pass the string, or a list of page dicts or strings."
-        )
-    if not isinstance(pages, Iterable):
-        raise InvalidOptionError(
-            f"pages must be a list of page dicts or strings (or one string); got {type(pages).__name__}."
-        )
-    result: list[Mapping[str, Any] | str] = []
-    for position, page in enumerate(pages, start=1):
-        if page is None:
-            result.append("")
-        elif isinstance(page, (str, Mapping)):
-            result.append(page)
-        else:
-            hint = " (decode it to a string first)" if isinstance(page, (bytes, bytearray)) else ""
-            raise InvalidOptionError(
-                f"Page {position} is {type(page).__name__}{hint}; a page is a dict with 'content', a string, "
-                "or None for a page without text."
-            )
-    return result
-
-
-def _flatten(value: Any, out: list[str]) -> None:
-    if value is None:
-        return
-    if isinstance(value, str):
-        if value.strip():
-            out.append(value)
-    elif isinstance(value, Mapping):
-        # Form fields are {label: value}: the printed label is page text too.
-        for key, item in value.items():
-            _flatten(key, out)
-            _flatten(item, out)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _flatten(item, out)
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        out.append(str(value))
-
-
-def page_text_fields(page: Page) -> tuple[str, str, str]:
-    """The text a page contributes to the index: ``(body, headings, descriptions)``.
-
-    The body is ``content`` plus whatever of ``markdown``, ``tables`` and ``forms`` is not already in it (so
-    no text is counted twice); headings are the page's ``sections`` titles; descriptions are the
-    ``section_descriptions``. Images and other keys are ignored. A string is the body; ``None`` is no text.
-    Lone surrogates, which SQLite cannot store, become U+FFFD.
-    """
-    if page is None:
-        return "", "", ""
-    if isinstance(page, str):
-        return _clean_text(page), "", ""
-    content = page.get("content")
-    body_parts = [content] if isinstance(content, str) and content.strip() else []
-    markdown = page.get("markdown")
-    if (
-        isinstance(markdown, str)
-        and markdown.strip()
-        and (not body_parts or markdown.strip() not in body_parts[0])
-    ):
-        body_parts.append(markdown)
-    # Table cells and form fields count once: those already in the text (as whole words) are skipped.
-    words = set(_WORD.findall("\n".join(body_parts).lower()))
-    for key in ("tables", "forms"):
-        extra: list[str] = []
-        _flatten(page.get(key), extra)
-        missing = [text for text in extra if not set(_WORD.findall(text.lower())) <= words]
-        if missing:
-            body_parts.append("\n".join(missing))
-    paths: list[str] = []
-    _flatten(page.get("sections"), paths)
-    # A heading path ("Part II > Item 7 > Liquidity") names each title once, however many paths share it.
-    headings = list(
-        dict.fromkeys(title.strip() for path in paths for title in path.split(" > ") if title.strip())
-    )
-    descriptions: list[str] = []
-    _flatten(page.get("section_descriptions"), descriptions)
-    return (
-        _clean_text("\n".join(body_parts)),
-        _clean_text("\n".join(headings)),
-        _clean_text("\n".join(descriptions)),
-    )
 
 
 def _idf(pages: int, hits: int) -> float:
@@ -236,134 +126,6 @@ def _idf(pages: int, hits: int) -> float:
 def _quote(text: str) -> str:
     """An FTS5 string literal: the text inside double quotes, quotes doubled. Never an operator."""
     return '"' + text.replace('"', '""') + '"'
-
-
-def _database_path(path: object) -> str:
-    """The database path as a string, or a clear error for one that can name no file."""
-    if isinstance(path, (bytes, bytearray)):
-        path = os.fsdecode(bytes(path))
-    elif isinstance(path, os.PathLike):
-        path = os.fsdecode(os.fspath(path))
-    if not isinstance(path, str):
-        raise InvalidOptionError(f"path must be a file path or ':memory:'; got {type(path).__name__}.")
-    if "\x00" in path:
-        raise InvalidOptionError(
-            f"The database path {path!r} contains a NUL character, which no file name can hold; "
-            "pass a real file path or ':memory:'."
-        )
-    return path
-
-
-def _busy_timeout_ms(timeout: object) -> int:
-    """``timeout`` in whole milliseconds for ``PRAGMA busy_timeout``, or a clear error."""
-    if (
-        isinstance(timeout, bool)
-        or not isinstance(timeout, (int, float))
-        or not math.isfinite(timeout)
-        or timeout < 0
-    ):
-        raise InvalidOptionError(f"timeout must be a finite number of seconds, 0 or more; got {timeout!r}.")
-    # SQLite keeps the busy timeout in a C int of milliseconds: about 24 days at most.
-    return min(int(timeout * 1000), 2**31 - 1)
-
-
-def _error_kind(exc: sqlite3.Error) -> str:
-    """SQLite's primary result code of an error without its prefix: ``FULL``, ``READONLY``, ``BUSY``..."""
-    name = getattr(exc, "sqlite_errorname", None)  # Python 3.11+
-    if name:
-        return str(name).removeprefix("SQLITE_").split("_")[0]
-    message = str(exc).lower()
-    for fragment, kind in _ERROR_MESSAGES:
-        if fragment in message:
-            return kind
-    return "ERROR"
-
-
-# SQLite's own messages for its result codes, for Pythons whose sqlite3 errors do not carry the code.
-_ERROR_MESSAGES = (
-    ("database or disk is full", "FULL"),
-    ("readonly database", "READONLY"),
-    ("is locked", "BUSY"),
-    ("not a database", "NOTADB"),
-    ("malformed", "CORRUPT"),
-    ("unable to open", "CANTOPEN"),
-    ("disk i/o error", "IOERR"),
-)
-
-#: The retriever's plain tables and their columns.
-_PLAIN_TABLES = {
-    "pi_meta": ("key", "value"),
-    "pi_docs": ("doc_id", "first_row", "page_count", "indexed_at"),
-}
-#: The retriever's virtual tables: their module and columns.
-_VIRTUAL_TABLES = {
-    "pi_fts": ("fts5", ("body", "headings", "descriptions")),
-    "pi_vocab": ("fts5vocab", ("term", "doc", "cnt")),
-}
-#: The tables FTS5 keeps for pi_fts.
-_FTS_SHADOW_TABLES = {f"pi_fts_{part}" for part in ("data", "idx", "content", "docsize", "config")}
-
-
-def _inspect_schema(conn: sqlite3.Connection, path: str) -> tuple[set[str], list[str]]:
-    """The retriever tables a database holds, and the names of everything else in it.
-
-    Raises:
-        IndexFormatError: a table has a retriever table's name but another layout.
-    """
-    own: set[str] = set()
-    foreign: list[str] = []
-    for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name").fetchall():
-        key = str(name).lower()  # SQLite's names are case-insensitive
-        if key.startswith("sqlite_"):
-            continue  # SQLite's own: automatic indexes, sqlite_sequence, sqlite_stat1
-        if key in _FTS_SHADOW_TABLES:
-            own.add(key)
-            continue
-        if key in _PLAIN_TABLES:
-            wanted, module = _PLAIN_TABLES[key], None
-        elif key in _VIRTUAL_TABLES:
-            module, wanted = _VIRTUAL_TABLES[key]
-        else:
-            foreign.append(str(name))
-            continue
-        using = re.search(r"\bUSING\s+(\w+)", sql or "", re.IGNORECASE)
-        found_module = using.group(1).lower() if using else None
-        columns = tuple(row[0] for row in conn.execute("SELECT name FROM pragma_table_info(?)", (name,)))
-        if kind != "table" or found_module != module or columns != wanted:
-            raise IndexFormatError(
-                f"{path!r} has {_shape(kind, found_module, columns)} named {name!r} where the page "
-                f"retriever keeps {_shape('table', module, wanted)}; the file belongs to something else. "
-                "Use another file for the retriever."
-            )
-        own.add(key)
-    return own, foreign
-
-
-def _shape(kind: str, module: str | None, columns: Sequence[str]) -> str:
-    """A table's kind and columns in words: ``an FTS5 table (body, headings, descriptions)``."""
-    if module:
-        what = f"an {module.upper()} table"  # "an eff-tee-ess"
-    else:
-        what = {"table": "a plain table", "view": "a view", "index": "an index"}.get(kind, f"a {kind}")
-    return f"{what} ({', '.join(columns)})"
-
-
-def _read_only_uri(path: str, *, immutable: bool) -> str:
-    """An SQLite URI that opens ``path`` read-only (any bytes of the name percent-encoded)."""
-    posix = Path(os.path.abspath(path)).as_posix()
-    if not posix.startswith("/"):
-        posix = "/" + posix  # a Windows drive path: file:///C:/...
-    uri = "file:" + quote(os.fsencode(posix), safe="/:") + "?mode=ro"
-    return uri + "&immutable=1" if immutable else uri
-
-
-def _unwritable_reason(path: str) -> str | None:
-    """Why an existing database file cannot be written (it, or its folder, where the journal goes), if so."""
-    if not os.access(path, os.W_OK):
-        return "the file is read-only"
-    if not os.access(os.path.dirname(os.path.abspath(path)), os.W_OK):
-        return "its folder is read-only"
-    return None
 
 
 class SQLitePageRetriever:
@@ -404,9 +166,9 @@ class SQLitePageRetriever:
         read_only: bool = False,
         allow_foreign_tables: bool = False,
     ) -> None:
-        self.path = _database_path(path)
+        self.path = database_path(path)
         self.timeout = timeout
-        self._busy_timeout = _busy_timeout_ms(timeout)
+        self._busy_timeout = busy_timeout_ms(timeout)
         self.allow_foreign_tables = bool(allow_foreign_tables)
         self._memory = self.path in (":memory:", "") or self.path.startswith("file::memory:")
         self._lock = threading.RLock()
@@ -421,14 +183,14 @@ class SQLitePageRetriever:
             )
         reason = "it was opened with read_only=True" if read_only else None
         if reason is None and exists:
-            reason = _unwritable_reason(self.path)
+            reason = unwritable_reason(self.path)
         #: Whether the database was opened for searching only (``index`` and ``delete`` then raise).
         self.read_only = reason is not None
         self._read_only_reason = reason or ""
         try:
             self._open()
         except sqlite3.Error as exc:
-            if self.read_only or not exists or _error_kind(exc) != "READONLY":
+            if self.read_only or not exists or error_kind(exc) != "READONLY":
                 raise self._error(exc, "open") from exc
             # The file cannot be written after all (a read-only mount, say): open it for searching.
             self.read_only = True
@@ -440,31 +202,9 @@ class SQLitePageRetriever:
 
     # -- lifecycle ------------------------------------------------------------------------------------
 
-    def _connect(self) -> sqlite3.Connection:
-        options: dict[str, Any] = {"check_same_thread": False, "isolation_level": None}
-        timeout = self._busy_timeout / 1000
-        if not self.read_only:
-            return sqlite3.connect(self.path, timeout=timeout, **options)
-        conn = sqlite3.connect(
-            _read_only_uri(self.path, immutable=False), timeout=timeout, uri=True, **options
-        )
-        try:
-            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
-            return conn
-        except sqlite3.OperationalError as exc:
-            conn.close()
-            if _error_kind(exc) not in ("READONLY", "CANTOPEN"):
-                raise
-        # A WAL file in a folder this process cannot write: SQLite cannot create the shared-memory file
-        # that readers coordinate through, so the file is read as immutable. Nobody can write it through
-        # WAL either without that folder, so it cannot change underneath.
-        return sqlite3.connect(
-            _read_only_uri(self.path, immutable=True), timeout=timeout, uri=True, **options
-        )
-
     def _open(self) -> None:
         """Connect and set up; on failure nothing stays open and the file is as it was."""
-        self._conn = self._connect()
+        self._conn = connect(self.path, timeout_ms=self._busy_timeout, read_only=self.read_only)
         try:
             self._setup()
         except BaseException:
@@ -475,46 +215,13 @@ class SQLitePageRetriever:
     def _setup(self) -> None:
         conn = self._conn
         conn.execute(f"PRAGMA busy_timeout = {self._busy_timeout}")
-        # Look before touching anything: another application's file is refused as it is, journal mode
-        # included.
-        with self._read():
-            own, foreign = _inspect_schema(conn, self.path)
-        if foreign and not self.allow_foreign_tables:
-            shown = ", ".join(repr(name) for name in foreign[:5]) + (", ..." if len(foreign) > 5 else "")
-            raise IndexFormatError(
-                f"{self.path!r} holds tables that are not the page retriever's ({shown}), so it was left "
-                "untouched. Use a file of its own for the retriever, or pass allow_foreign_tables=True to "
-                "add the retriever's tables to this database."
-            )
-        if self.read_only:
-            missing = sorted((set(_PLAIN_TABLES) | set(_VIRTUAL_TABLES)) - own)
-            if missing:
-                raise IndexFormatError(
-                    f"{self.path!r} is not a page retriever database (it lacks {', '.join(missing)}), and "
-                    f"{self._read_only_reason}, so no index can be created in it."
-                )
-            with self._read():
-                self._check_schema_version(conn)
-        else:
-            if not self._memory and not foreign:
-                # WAL lets readers and one writer work at once; a file shared with another application
-                # keeps the journal mode that application chose.
-                conn.execute("PRAGMA journal_mode = WAL")
-                conn.execute("PRAGMA synchronous = NORMAL")
-            with self._write():
-                conn.execute("CREATE TABLE IF NOT EXISTS pi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-                self._check_schema_version(conn)
-                conn.execute("INSERT OR IGNORE INTO pi_meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
-                conn.execute(
-                    "CREATE TABLE IF NOT EXISTS pi_docs ("
-                    " doc_id TEXT PRIMARY KEY, first_row INTEGER NOT NULL, page_count INTEGER NOT NULL,"
-                    " indexed_at REAL NOT NULL)"
-                )
-                conn.execute(
-                    "CREATE VIRTUAL TABLE IF NOT EXISTS pi_fts USING fts5("
-                    f"body, headings, descriptions, tokenize = '{TOKENIZER}')"
-                )
-                conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS pi_vocab USING fts5vocab(pi_fts, row)")
+        prepare_schema(
+            conn,
+            self.path,
+            memory=self._memory,
+            read_only_reason=self._read_only_reason if self.read_only else None,
+            allow_foreign_tables=self.allow_foreign_tables,
+        )
         # A scratch table in the connection's private temp schema: FTS5 tokenizes query words here, so
         # query and pages are stemmed by the very same tokenizer. Nothing is written to the file, so this
         # works on a read-only file too.
@@ -525,14 +232,6 @@ class SQLitePageRetriever:
             "CREATE VIRTUAL TABLE IF NOT EXISTS temp.pi_query_terms "
             "USING fts5vocab('temp', 'pi_query', 'instance')"
         )
-
-    def _check_schema_version(self, conn: sqlite3.Connection) -> None:
-        row = conn.execute("SELECT value FROM pi_meta WHERE key = 'schema_version'").fetchone()
-        if row is not None and row[0] != SCHEMA_VERSION:
-            raise IndexFormatError(
-                f"{self.path!r} holds a retriever index of schema version {row[0]}; this version reads "
-                f"{SCHEMA_VERSION}. Delete the file to rebuild it."
-            )
 
     def close(self) -> None:
         """Close the database connection; further calls raise ``RetrieverClosedError``. Idempotent."""
@@ -557,39 +256,8 @@ class SQLitePageRetriever:
             raise RetrieverClosedError("This SQLitePageRetriever is closed; create a new one.")
 
     def _error(self, exc: sqlite3.Error, action: str) -> IndexFormatError | RetrieverError:
-        """The project's error for an SQLite error met while doing ``action`` ("open", "read", "write to").
-
-        Every sqlite3 error the retriever meets is translated here, and only here: a file that is no
-        database or is damaged is an ``IndexFormatError``, any other failure a ``RetrieverError``.
-        """
-        kind = _error_kind(exc)
-        where = f"the retriever database {self.path!r}"
-        if kind == "FULL":
-            return RetrieverError(
-                f"Cannot {action} {where}: the database or disk is full. Nothing was changed; free some "
-                "disk space and try again."
-            )
-        if kind == "READONLY":
-            return RetrieverError(
-                f"Cannot {action} {where}: it is read-only ({exc}). Nothing was changed; search it, or "
-                "make the file and its folder writable to index into it."
-            )
-        if kind in ("NOTADB", "CORRUPT"):
-            return IndexFormatError(
-                f"{self.path!r} is not a page retriever database: {exc}. Use another file, or delete it if "
-                "it is a damaged index."
-            )
-        if kind in ("BUSY", "LOCKED"):
-            return RetrieverError(
-                f"Cannot {action} {where}: another connection kept it locked for more than {self.timeout} "
-                "seconds. Try again, or pass a longer timeout."
-            )
-        if kind in ("CANTOPEN", "IOERR", "PERM", "AUTH"):
-            return RetrieverError(
-                f"Cannot {action} {where}: {exc}. Check that the path and its folder exist and can be read "
-                "and written, and that the disk works."
-            )
-        return RetrieverError(f"Cannot {action} {where}: {exc}.")
+        """The project's error for an SQLite error met while doing ``action``: see :func:`translate_error`."""
+        return translate_error(exc, action, path=self.path, timeout=self.timeout)
 
     @contextmanager
     def _session(self, action: str) -> Iterator[sqlite3.Connection]:
@@ -607,40 +275,6 @@ class SQLitePageRetriever:
                 f"The retriever database {self.path!r} is open read-only ({self._read_only_reason}): "
                 "search it, or open a writable file to index into or delete from."
             )
-
-    @contextmanager
-    def _write(self) -> Iterator[sqlite3.Connection]:
-        """One write transaction, taken with the write lock up front so concurrent writers queue cleanly.
-
-        Any failure, the COMMIT's included (a full disk shows there), rolls everything back.
-        """
-        conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException:
-            self._rollback()
-            raise
-
-    @contextmanager
-    def _read(self) -> Iterator[sqlite3.Connection]:
-        """One read transaction: every statement inside sees the same snapshot."""
-        conn = self._conn
-        conn.execute("BEGIN")
-        try:
-            yield conn
-        except BaseException:
-            self._rollback()
-            raise
-        conn.execute("COMMIT")
-
-    def _rollback(self) -> None:
-        # SQLite may have rolled back by itself (it does on some full-disk and I/O errors); the error that
-        # brought us here is the one to report, not a failed ROLLBACK.
-        if self._conn.in_transaction:
-            with suppress(sqlite3.Error):
-                self._conn.execute("ROLLBACK")
 
     # -- writing --------------------------------------------------------------------------------------
 
@@ -664,7 +298,7 @@ class SQLitePageRetriever:
         rows = [page_text_fields(page) for page in page_list(pages)]
         with self._session("write to") as conn:
             self._check_writable()
-            with self._write():
+            with write_transaction(conn):
                 self._delete(conn, key)
                 (first_row,) = conn.execute(
                     "SELECT coalesce(max(first_row + page_count), 1) FROM pi_docs"
@@ -700,7 +334,7 @@ class SQLitePageRetriever:
         key = _doc_key(doc_id)
         with self._session("write to") as conn:
             self._check_writable()
-            with self._write():
+            with write_transaction(conn):
                 return self._delete(conn, key)
 
     # -- reading --------------------------------------------------------------------------------------
@@ -779,9 +413,9 @@ class SQLitePageRetriever:
             raise TypeError(f"query must be a string, got {type(query).__name__}.")
         key = _doc_key(doc_id)
         words = query_words(query)
-        with self._session("read"):
+        with self._session("read") as conn:
             stems = self._stem(words)
-            with self._read() as conn:
+            with read_transaction(conn):
                 row = conn.execute(
                     "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (key,)
                 ).fetchone()
@@ -886,7 +520,7 @@ class SQLitePageRetriever:
         expression = " OR ".join(_quote(term) for term in terms)
         # One read transaction: the page range and the page's text come from the same version, even while
         # another connection re-indexes the document.
-        with self._session("read"), self._read() as conn:
+        with self._session("read") as conn, read_transaction(conn):
             row = conn.execute(
                 "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (key,)
             ).fetchone()
