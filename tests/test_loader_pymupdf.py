@@ -402,9 +402,26 @@ def test_can_handle(four_pages: Path, tmp_path: Path):
     loader = DocumentLoaderPyMuPDF()
     assert loader.can_handle(str(four_pages)) is True
     assert loader.can_handle(str(text_file)) is False
-    assert loader.can_handle(str(tmp_path / "absent.pdf")) is False
     assert loader.can_handle_vision(str(four_pages)) is True
     assert loader.can_handle_vision(str(text_file)) is False
+
+
+def test_can_handle_names_a_missing_pdf(tmp_path: Path):
+    # Answering False would leave ExtractThinker's Extractor saying "No suitable document loader found".
+    loader = DocumentLoaderPyMuPDF()
+    absent = tmp_path / "absent.pdf"
+    for source in (str(absent), absent):
+        with pytest.raises(DocumentLoadError, match=re.escape(f"No such file: {str(absent)!r}.")):
+            loader.can_handle(source)
+        with pytest.raises(DocumentLoadError, match="No such file"):
+            loader.can_handle_vision(source)
+    folder = tmp_path / "folder.pdf"
+    folder.mkdir()
+    with pytest.raises(DocumentLoadError, match="is a folder, not a document"):
+        loader.can_handle(str(folder))
+    # A missing file of a kind this loader does not read is not its business, nor is a URL.
+    assert loader.can_handle(str(tmp_path / "absent.txt")) is False
+    assert loader.can_handle("https://example.com/absent.pdf") is False
 
 
 def test_can_handle_a_pdf_stream(four_pages: Path):

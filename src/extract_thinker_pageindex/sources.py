@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from io import BytesIO
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from .errors import DocumentLoadError, EmptyDocumentError, UnsupportedFormatError
 from .files import MAX_DOCUMENT_BYTES, clean_text, read_regular_file
 
-__all__ = ["SourceInput", "SourceKind", "decode_text", "resolve_source"]
+__all__ = ["SourceInput", "SourceKind", "check_source_file", "decode_text", "resolve_source"]
 
 SourceKind = Literal["markdown", "text", "pdf", "image"]
 SourceInput = str | os.PathLike[str] | bytes | BytesIO
@@ -139,3 +141,38 @@ def decode_text(source: Source) -> str:
     if not text.strip():
         raise EmptyDocumentError(f"{source.name!r} is empty: there is no text to index.")
     return text
+
+
+# A URL ("https://...", "s3://..."): not a local path, so whether it exists is not ours to judge.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def check_source_file(source: Any, supported_formats: Iterable[str]) -> Any:
+    """Check, for a loader's ``can_handle``, that a path with a supported extension names a file.
+
+    ExtractThinker's ``Extractor`` picks a loader by calling ``can_handle``; a loader that just answers
+    ``False`` for a missing file leaves the user with "No suitable document loader found". The three
+    loaders of this package call this first, so a mistyped path is named instead.
+
+    Args:
+        source: What ``can_handle`` was given.
+        supported_formats: The loader's extensions, without dots (``SUPPORTED_FORMATS``).
+
+    Returns:
+        The source, a path-like one as its ``str`` path (ExtractThinker's checks only read strings).
+
+    Raises:
+        DocumentLoadError: ``source`` is a path (not a URL) with one of ``supported_formats`` as its
+            extension, and no such file exists (or it is a folder).
+    """
+    if isinstance(source, os.PathLike):
+        source = os.fspath(source)
+    if not isinstance(source, str) or _URL.match(source):
+        return source
+    extension = os.path.splitext(source)[1].lstrip(".").lower()
+    if extension and extension in {str(name).lstrip(".").lower() for name in supported_formats}:
+        if os.path.isdir(source):
+            raise DocumentLoadError(f"{source!r} is a folder, not a document.")
+        if not os.path.exists(source):
+            raise DocumentLoadError(f"No such file: {source!r}.")
+    return source

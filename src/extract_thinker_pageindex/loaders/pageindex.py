@@ -182,7 +182,7 @@ class DocumentLoaderPageIndex(DocumentLoader):
             DocumentLoadError: the source is a path with a supported extension and no such file exists, so
                 ExtractThinker's ``Extractor`` reports the missing file, not "No suitable document loader".
         """
-        from .rag import check_source_file
+        from ..sources import check_source_file
 
         return super().can_handle(check_source_file(source, self.SUPPORTED_FORMATS))
 

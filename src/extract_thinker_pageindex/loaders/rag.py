@@ -14,45 +14,14 @@ from extract_thinker.document_loader.document_loader import DocumentLoader
 
 from ..errors import DocumentLoadError, InvalidOptionError, NoMatchError, PageSpecError
 from ..pages import PageSpec, normalize_page_spec
-from ..retrieval.sqlite import Page, PageMatch, SQLitePageRetriever, page_list, page_text_fields, query_words
+from ..retrieval.page_text import Page, page_list, page_text_fields
+from ..retrieval.sqlite import PageMatch, SQLitePageRetriever, query_words
+from ..sources import check_source_file
 
-__all__ = ["DocumentLoaderRAG", "check_source_file", "document_id"]
+__all__ = ["DocumentLoaderRAG", "document_id"]
 
-# A URL ("https://...", "s3://..."): not a local path, so whether it exists is not ours to judge.
-_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # normalize_page_spec's message for a position past the end, which speaks of "the document".
 _OUT_OF_RANGE = re.compile(r"^Page (\d+) is out of range")
-
-
-def check_source_file(source: Any, supported_formats: Iterable[str]) -> Any:
-    """Check, for a loader's ``can_handle``, that a path with a supported extension names a file.
-
-    ExtractThinker's ``Extractor`` picks a loader by calling ``can_handle``; a loader that just answers
-    ``False`` for a missing file leaves the user with "No suitable document loader found". The three
-    loaders of this package call this first, so a mistyped path is named instead.
-
-    Args:
-        source: What ``can_handle`` was given.
-        supported_formats: The loader's extensions, without dots (``SUPPORTED_FORMATS``).
-
-    Returns:
-        The source, a path-like one as its ``str`` path (ExtractThinker's checks only read strings).
-
-    Raises:
-        DocumentLoadError: ``source`` is a path (not a URL) with one of ``supported_formats`` as its
-            extension, and no such file exists (or it is a folder).
-    """
-    if isinstance(source, os.PathLike):
-        source = os.fspath(source)
-    if not isinstance(source, str) or _URL.match(source):
-        return source
-    extension = os.path.splitext(source)[1].lstrip(".").lower()
-    if extension and extension in {str(name).lstrip(".").lower() for name in supported_formats}:
-        if os.path.isdir(source):
-            raise DocumentLoadError(f"{source!r} is a folder, not a document.")
-        if not os.path.exists(source):
-            raise DocumentLoadError(f"No such file: {source!r}.")
-    return source
 
 
 def document_id(pages: Iterable[Page] | str | Mapping[str, Any]) -> str:
@@ -162,7 +131,7 @@ class DocumentLoaderRAG(DocumentLoader):
 
         Raises:
             DocumentLoadError: the source is a path with an extension the wrapped loader supports, and no
-                such file exists (see :func:`check_source_file`).
+                such file exists (see :func:`~extract_thinker_pageindex.sources.check_source_file`).
         """
         check_source_file(source, self.SUPPORTED_FORMATS)
         return bool(self.loader.can_handle(source))
