@@ -360,17 +360,16 @@ def _search_pages(file: str, password: str | None) -> list[dict[str, Any]]:
 
 
 def _run_search(args: argparse.Namespace) -> int:
-    from .retrieval.sqlite import SQLitePageRetriever, query_words
+    from .errors import InvalidOptionError
+    from .retrieval.sqlite import SQLitePageRetriever, require_query_words
 
     if args.max_pages < 1:
         _error("--max-pages must be at least 1")
         return EXIT_USAGE
-    if not query_words(args.query):
-        # The words DocumentLoaderRAG refuses such a query with (InvalidOptionError).
-        _error(
-            f"The query {args.query!r} has no searchable words (stop words and punctuation are ignored); "
-            "name what the pages you need talk about."
-        )
+    try:
+        require_query_words(args.query)  # refused as DocumentLoaderRAG refuses it
+    except InvalidOptionError as exc:
+        _error(str(exc))
         return EXIT_USAGE
     try:
         pages = _search_pages(args.file, args.password)

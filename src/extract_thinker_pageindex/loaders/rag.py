@@ -15,7 +15,7 @@ from extract_thinker.document_loader.document_loader import DocumentLoader
 from ..errors import DocumentLoadError, InvalidOptionError, NoMatchError, PageSpecError
 from ..pages import PageSpec, normalize_page_spec
 from ..retrieval.page_text import Page, page_list, page_text_fields
-from ..retrieval.sqlite import PageMatch, SQLitePageRetriever, query_words
+from ..retrieval.sqlite import PageMatch, SQLitePageRetriever, require_query_words
 from ..sources import check_source_file
 
 __all__ = ["DocumentLoaderRAG", "document_id"]
@@ -105,11 +105,7 @@ class DocumentLoaderRAG(DocumentLoader):
             raise InvalidOptionError(
                 f"loader must be an ExtractThinker document loader, not {type(loader).__name__}."
             )
-        if not isinstance(query, str) or not query_words(query):
-            raise InvalidOptionError(
-                f"The query {query!r} has no searchable words (stop words and punctuation are ignored); "
-                "name what the pages you need talk about."
-            )
+        require_query_words(query)
         if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
             raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
         self.loader = loader

@@ -50,7 +50,14 @@ from .database import (
 from .page_text import SURROGATE, WORD, Page, page_list, page_text_fields
 from .stopwords import ENGLISH_STOP_WORDS
 
-__all__ = ["PageMatch", "SQLitePageRetriever", "page_list", "page_text_fields", "query_words"]
+__all__ = [
+    "PageMatch",
+    "SQLitePageRetriever",
+    "page_list",
+    "page_text_fields",
+    "query_words",
+    "require_query_words",
+]
 
 #: Column weights inside the BM25 term frequency: body text, heading path, section descriptions.
 DEFAULT_WEIGHTS = (1.0, 2.0, 1.0)
@@ -93,6 +100,21 @@ def query_words(query: str) -> list[str]:
         words.append(word)
         if len(words) >= MAX_QUERY_WORDS:
             break
+    return words
+
+
+def require_query_words(query: object) -> list[str]:
+    """The searchable words of a query that must have some (a loader's fixed query, the CLI's ``-q``).
+
+    Raises:
+        InvalidOptionError: the query is not a string, or holds only stop words and punctuation.
+    """
+    words = query_words(query) if isinstance(query, str) else []
+    if not words:
+        raise InvalidOptionError(
+            f"The query {query!r} has no searchable words (stop words and punctuation are ignored); "
+            "name what the pages you need talk about."
+        )
     return words
 
 
