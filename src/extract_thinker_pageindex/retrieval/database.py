@@ -33,7 +33,9 @@ __all__ = [
     "write_transaction",
 ]
 
-SCHEMA_VERSION = "1"
+#: 2 adds ``pi_pages`` (each page's kind and share of numbers) and title zones in ``headings``; a file of
+#: version 1 is brought up to it when opened for writing.
+SCHEMA_VERSION = "2"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
 
@@ -141,6 +143,7 @@ def translate_error(
 _PLAIN_TABLES = {
     "pi_meta": ("key", "value"),
     "pi_docs": ("doc_id", "first_row", "page_count", "indexed_at"),
+    "pi_pages": ("row", "kind", "numeric"),
 }
 #: The retriever's virtual tables: their module and columns.
 _VIRTUAL_TABLES = {
@@ -195,13 +198,16 @@ def _shape(kind: str, module: str | None, columns: Sequence[str]) -> str:
     return f"{what} ({', '.join(columns)})"
 
 
-def check_schema_version(conn: sqlite3.Connection, path: str) -> None:
-    """Refuse an index written by another schema version.
+def check_schema_version(conn: sqlite3.Connection, path: str, *, migrate: bool = False) -> None:
+    """Refuse an index written by another schema version, or bring a version 1 index up to date.
 
     Raises:
-        IndexFormatError: ``pi_meta`` records another schema version.
+        IndexFormatError: ``pi_meta`` records another schema version (or version 1, read-only).
     """
     row = conn.execute("SELECT value FROM pi_meta WHERE key = 'schema_version'").fetchone()
+    if row is not None and row[0] == "1" and migrate:
+        _migrate_from_1(conn)
+        return
     if row is not None and row[0] != SCHEMA_VERSION:
         raise IndexFormatError(
             f"{path!r} holds a retriever index of schema version {row[0]}; this version reads "
@@ -260,7 +266,7 @@ def prepare_schema(
         conn.execute("PRAGMA synchronous = NORMAL")
     with write_transaction(conn):
         conn.execute("CREATE TABLE IF NOT EXISTS pi_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
-        check_schema_version(conn, path)
+        check_schema_version(conn, path, migrate=True)
         conn.execute("INSERT OR IGNORE INTO pi_meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         conn.execute(
             "CREATE TABLE IF NOT EXISTS pi_docs ("
@@ -272,6 +278,33 @@ def prepare_schema(
             f"body, headings, descriptions, tokenize = '{TOKENIZER}')"
         )
         conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS pi_vocab USING fts5vocab(pi_fts, row)")
+        conn.execute(_CREATE_PAGES)
+
+
+# Facts about each page (rows of pi_fts), computed when it is indexed: its kind in the domain profile
+# ("cash_flow_statement") and its share of numbers.
+_CREATE_PAGES = (
+    "CREATE TABLE IF NOT EXISTS pi_pages (row INTEGER PRIMARY KEY, kind TEXT, numeric REAL NOT NULL)"
+)
+
+
+def _migrate_from_1(conn: sqlite3.Connection) -> None:
+    """Version 1 to 2, inside the caller's write transaction: the stored text gives each page its title
+    zone (where it has no heading path) and its facts, as :meth:`SQLitePageRetriever.index` would."""
+    from .page_text import page_facts, title_zone
+    from .profiles import FINANCE
+
+    conn.execute(_CREATE_PAGES)
+    rows = conn.execute("SELECT rowid, body, headings FROM pi_fts").fetchall()
+    for rowid, body, headings in rows:
+        zone = title_zone(body or "")
+        if not headings and zone:
+            conn.execute("UPDATE pi_fts SET headings = ? WHERE rowid = ?", (zone, rowid))
+        kind, numeric = page_facts(body or "", FINANCE)
+        conn.execute(
+            "INSERT OR REPLACE INTO pi_pages (row, kind, numeric) VALUES (?, ?, ?)", (rowid, kind, numeric)
+        )
+    conn.execute("UPDATE pi_meta SET value = ? WHERE key = 'schema_version'", (SCHEMA_VERSION,))
 
 
 def _read_only_uri(path: str, *, immutable: bool) -> str:

@@ -4,11 +4,25 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidOptionError
+from ..files import clean_text
 
-__all__ = ["SURROGATE", "WORD", "Page", "clean_text", "page_list", "page_text_fields"]
+if TYPE_CHECKING:
+    from .profiles import RetrievalProfile
+
+__all__ = [
+    "SURROGATE",
+    "WORD",
+    "Page",
+    "clean_text",
+    "numeric_share",
+    "page_facts",
+    "page_list",
+    "page_text_fields",
+    "title_zone",
+]
 
 #: One page as ``index`` takes it: a page dict, a plain string, or ``None`` for a page without text.
 Page = Mapping[str, Any] | str | None
@@ -20,14 +34,45 @@ WORD = re.compile(r"[^\W_]+")
 SURROGATE = re.compile(r"[\ud800-\udfff]")
 
 
-def clean_text(text: str) -> str:
-    """Text SQLite can store: lone surrogates become U+FFFD, a split surrogate pair becomes its character.
+#: How many of a page's first lines can be its title, and how long such a line may be.
+TITLE_ZONE_LINES = 4
+TITLE_LINE_CHARS = 80
 
-    U+FFFD is no letter or digit to FTS5, so the words on either side of a lone surrogate stay two words.
-    """
-    if SURROGATE.search(text) is None:
-        return text
-    return text.encode("utf-16-le", "surrogatepass").decode("utf-16-le", "replace")
+
+def title_zone(body: str) -> str:
+    """A page's first heading-like lines: up to ``TITLE_ZONE_LINES`` short lines with letters in them,
+    before the first long line (running text). Page numbers and amounts are passed over; a Markdown
+    heading's ``#`` marks are dropped. A page that is little more than those lines has no title zone: its
+    first lines are all it says, not a title over something else."""
+    lines: list[str] = []
+    for line in body.splitlines():
+        text = " ".join(line.lstrip("#").split())
+        if not text or not any(character.isalpha() for character in text):
+            continue
+        if len(text) > TITLE_LINE_CHARS:
+            break
+        lines.append(text)
+        if len(lines) >= TITLE_ZONE_LINES:
+            break
+    zone = "\n".join(lines)
+    return zone if len(zone) * 4 <= len(body) else ""
+
+
+def page_facts(body: str, profile: RetrievalProfile | None) -> tuple[str | None, float]:
+    """What the ranking needs to know of a page, computed once when it is indexed: its kind in the domain
+    profile (from its title zone) and its share of numbers."""
+    share = numeric_share(body)
+    kind = profile.page_kind(title_zone(body), share) if profile is not None else None
+    return kind, round(share, 4)
+
+
+def numeric_share(body: str) -> float:
+    """The share of a page's words that are numbers: about 0.3-0.6 on a financial statement, under 0.1 in
+    running text."""
+    words = WORD.findall(body)
+    if not words:
+        return 0.0
+    return sum(word.isdigit() for word in words) / len(words)
 
 
 def page_list(pages: Iterable[Page] | str | Mapping[str, Any]) -> list[Mapping[str, Any] | str]:

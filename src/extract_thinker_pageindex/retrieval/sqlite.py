@@ -47,8 +47,10 @@ from .database import (
     unwritable_reason,
     write_transaction,
 )
-from .page_text import SURROGATE, WORD, Page, page_list, page_text_fields
-from .stopwords import ENGLISH_STOP_WORDS
+from .page_text import SURROGATE, Page, page_facts, page_list, page_text_fields, title_zone
+from .profiles import FINANCE, RetrievalProfile
+from .query import QueryPlan, analyse_query, query_words
+from .ranking import Ranking
 
 __all__ = [
     "PageMatch",
@@ -63,10 +65,10 @@ __all__ = [
 DEFAULT_WEIGHTS = (1.0, 2.0, 1.0)
 #: Weight of a pair of adjacent query words found near each other on a page, relative to one term.
 PAIR_WEIGHT = 1.0
+#: The density of numbers at which a page gets the whole numeric boost: that of a financial statement.
+NUMERIC_FULL = 0.3
 #: How many tokens may stand between the two words of a pair (room for the stop words the query lost).
 PAIR_DISTANCE = 2
-MAX_QUERY_WORDS = 64
-MAX_WORD_LENGTH = 64
 
 _LEADERS = re.compile(r"(?:\s*\.){4,}")
 
@@ -82,25 +84,6 @@ class PageMatch:
 
     page_number: int
     score: float
-
-
-def query_words(query: str) -> list[str]:
-    """The searchable words of a query: lower-cased letter and digit runs, without stop words or repeats.
-
-    Nothing in the query is ever interpreted as FTS5 or SQL syntax: quotes, ``NEAR``, ``*``, ``:``, ``-``,
-    ``AND`` and parentheses are just text, and text that is no word is dropped.
-    """
-    words: list[str] = []
-    seen: set[str] = set()
-    for match in WORD.finditer(query.lower()):
-        word = match.group(0)
-        if word in ENGLISH_STOP_WORDS or len(word) > MAX_WORD_LENGTH or word in seen:
-            continue
-        seen.add(word)
-        words.append(word)
-        if len(words) >= MAX_QUERY_WORDS:
-            break
-    return words
 
 
 def require_query_words(query: object) -> list[str]:
@@ -187,7 +170,26 @@ class SQLitePageRetriever:
         timeout: float = 30.0,
         read_only: bool = False,
         allow_foreign_tables: bool = False,
+        ranking: Ranking | None = None,
+        profile: RetrievalProfile | None = FINANCE,
+        synonyms: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
+        if ranking is not None and not isinstance(ranking, Ranking):
+            raise InvalidOptionError(f"ranking must be a Ranking; got {type(ranking).__name__}.")
+        if profile is not None and not isinstance(profile, RetrievalProfile):
+            raise InvalidOptionError(
+                f"profile must be a RetrievalProfile or None; got {type(profile).__name__}."
+            )
+        #: The ranking's switches and weights.
+        self.ranking = ranking or Ranking()
+        #: The domain profile (``FINANCE`` by default; ``None`` for none).
+        self.profile = profile
+        merged: dict[str, tuple[str, ...]] = dict(profile.synonyms) if profile is not None else {}
+        for phrase, expansions in (synonyms or {}).items():
+            if isinstance(expansions, str):
+                expansions = (expansions,)
+            merged[str(phrase).lower()] = (*merged.get(str(phrase).lower(), ()), *map(str, expansions))
+        self._synonyms = merged
         self.path = database_path(path)
         self.timeout = timeout
         self._busy_timeout = busy_timeout_ms(timeout)
@@ -318,6 +320,12 @@ class SQLitePageRetriever:
         """
         key = _doc_key(doc_id)
         rows = [page_text_fields(page) for page in page_list(pages)]
+        if self.ranking.title_zone:
+            # A page without a heading path gets its first heading-like lines as one: the title zone.
+            rows = [
+                (body, headings or title_zone(body), descriptions) for body, headings, descriptions in rows
+            ]
+        facts = [page_facts(body, self.profile) for body, _, _ in rows]
         with self._session("write to") as conn:
             self._check_writable()
             with write_transaction(conn):
@@ -328,6 +336,10 @@ class SQLitePageRetriever:
                 conn.executemany(
                     "INSERT INTO pi_fts (rowid, body, headings, descriptions) VALUES (?, ?, ?, ?)",
                     [(first_row + position, *fields) for position, fields in enumerate(rows)],
+                )
+                conn.executemany(
+                    "INSERT OR REPLACE INTO pi_pages (row, kind, numeric) VALUES (?, ?, ?)",
+                    [(first_row + position, kind, share) for position, (kind, share) in enumerate(facts)],
                 )
                 conn.execute(
                     "INSERT INTO pi_docs (doc_id, first_row, page_count, indexed_at) VALUES (?, ?, ?, ?)",
@@ -340,9 +352,9 @@ class SQLitePageRetriever:
         if row is None:
             return False
         first_row, page_count = row
-        conn.execute(
-            "DELETE FROM pi_fts WHERE rowid BETWEEN ? AND ?", (first_row, first_row + page_count - 1)
-        )
+        span = (first_row, first_row + page_count - 1)
+        conn.execute("DELETE FROM pi_fts WHERE rowid BETWEEN ? AND ?", span)
+        conn.execute("DELETE FROM pi_pages WHERE row BETWEEN ? AND ?", span)
         conn.execute("DELETE FROM pi_docs WHERE doc_id = ?", (key,))
         return True
 
@@ -434,7 +446,8 @@ class SQLitePageRetriever:
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}.")
         key = _doc_key(doc_id)
-        words = query_words(query)
+        plan = self.plan(query)
+        words = plan.words
         with self._session("read") as conn:
             stems = self._stem(words)
             with read_transaction(conn):
@@ -446,16 +459,60 @@ class SQLitePageRetriever:
                 first_row, page_count = row
                 if not words or page_count == 0:
                     return []
-                scores = self._score(conn, words, stems, first_row, page_count)
+                scores = self._score(conn, plan, stems, first_row, page_count)
+                if scores:
+                    self._boost(conn, plan, scores, first_row, page_count)
         ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:max_pages]
         return [
             PageMatch(page_number=rowid - first_row + 1, score=-round(score, 6)) for rowid, score in ranked
         ]
 
+    def plan(self, query: str) -> QueryPlan:
+        """How a query is searched: its weighted terms and whether it asks for a figure (see
+        :func:`~extract_thinker_pageindex.retrieval.query.analyse_query`)."""
+        return analyse_query(
+            query,
+            synonyms=self._synonyms if self.ranking.synonyms else None,
+            instruction_words=self.ranking.query_weights,
+            expansion_weight=self.ranking.expansion_weight,
+        )
+
+    def _boost(
+        self, conn: sqlite3.Connection, plan: QueryPlan, scores: dict[int, float], first_row: int, count: int
+    ) -> None:
+        """Raise the pages the query's domain points to, by shares of the best lexical score.
+
+        A page of the statement the query names or implies gets ``statement_boost``; when the query asks
+        for a figure, a page that holds query words gets up to ``numeric_boost`` by its density of numbers
+        (full at ``NUMERIC_FULL``, the density of a financial statement).
+        """
+        ranking = self.ranking
+        kinds = (
+            self.profile.kinds_asked(plan.text)
+            if self.profile is not None and ranking.profile != "off" and ranking.statement_boost > 0
+            else set()
+        )
+        figure = plan.asks_figure and ranking.numeric_density and ranking.numeric_boost > 0
+        if not kinds and not figure:
+            return
+        facts = conn.execute(
+            "SELECT row, kind, numeric FROM pi_pages WHERE row BETWEEN ? AND ?",
+            (first_row, first_row + count - 1),
+        ).fetchall()
+        if ranking.profile == "auto" and not any(kind is not None for _, kind, _ in facts):
+            kinds = set()  # the document does not show the domain: the profile stays inert
+        best = max(scores.values())
+        for row, kind, numeric in facts:
+            bonus = ranking.statement_boost if kind is not None and kind in kinds else 0.0
+            if figure and row in scores:
+                bonus += ranking.numeric_boost * min(1.0, numeric / NUMERIC_FULL)
+            if bonus:
+                scores[row] = scores.get(row, 0.0) + best * bonus
+
     def _score(
         self,
         conn: sqlite3.Connection,
-        words: Sequence[str],
+        plan: QueryPlan,
         stems: Mapping[str, tuple[str, ...]],
         first_row: int,
         page_count: int,
@@ -468,15 +525,16 @@ class SQLitePageRetriever:
             "WHERE pi_fts MATCH ? AND rowid BETWEEN ? AND ?"
         )
 
-        # One FTS5 query per distinct stem (several query words may share one).
-        terms: dict[tuple[str, ...], str] = {}
-        for word in words:
+        # One FTS5 query per distinct stem (several query words may share one), weighted by the word's
+        # weight in the plan (the highest, when words share a stem).
+        terms: dict[tuple[str, ...], tuple[str, float]] = {}
+        for word, weight in plan.terms:
             tokens = stems.get(word, ())
-            if tokens and tokens not in terms:
-                terms[tokens] = _quote(word)
-        # Adjacent query words, as unordered near-pairs, for the proximity bonus.
+            if tokens and (tokens not in terms or terms[tokens][1] < weight):
+                terms[tokens] = (_quote(word), weight)
+        # Adjacent written words, as unordered near-pairs, for the proximity bonus.
         pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
-        ordered = [word for word in words if stems.get(word)]
+        ordered = [word for word in plan.written if stems.get(word)] if self.ranking.proximity else []
         for left, right in itertools.pairwise(ordered):
             key = (stems[left], stems[right])
             if key not in pairs and key[0] != key[1]:
@@ -484,12 +542,12 @@ class SQLitePageRetriever:
 
         scores: dict[int, float] = {}
         fts_idfs: dict[tuple[str, ...], float] = {}
-        for tokens, expression in terms.items():
+        for tokens, (expression, weight) in terms.items():
             rows = conn.execute(sql, (expression, first_row, last_row)).fetchall()
             if not rows:
                 continue
             fts_idfs[tokens] = fts_idf = self._fts_idf(conn, tokens, expression, total_rows)
-            idf = _idf(page_count, len(rows))
+            idf = weight * _idf(page_count, len(rows))
             for rowid, bm25 in rows:
                 # bm25() is -(FTS5 idf) * (weighted, saturated, length-normalised tf): keep only the tf part.
                 scores[rowid] = scores.get(rowid, 0.0) + idf * (-bm25 / fts_idf)

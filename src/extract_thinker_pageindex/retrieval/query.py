@@ -1,0 +1,158 @@
+"""Query understanding: a question (or a query built from a Contract) turned into weighted search terms.
+
+- Words of instructions and boilerplate ("round your answer to two decimal places", "in USD millions",
+  "you are an investment analyst") carry no weight: they say how to answer, not where the answer is.
+- Acronyms and synonyms (the profile's and the user's) are searched too, at a lower weight than the words
+  written ("capex" also finds "purchases of property and equipment").
+- Numbers and years are terms like any word.
+- Function words are dropped, except where they matter: a capitalised one inside a sentence ("May 2024",
+  "IT") and negations ("not").
+- A query that asks for a figure ("how much", "what was", "ratio", "total") is marked, so that pages dense
+  with numbers can be preferred.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+from .page_text import WORD
+from .stopwords import ENGLISH_STOP_WORDS
+
+__all__ = ["INSTRUCTION_WORDS", "QueryPlan", "analyse_query", "query_words"]
+
+MAX_QUERY_WORDS = 64
+MAX_WORD_LENGTH = 64
+
+# Words that tell the reader how to answer, never where the answer stands. Kept out of the ranking when
+# ``Ranking.query_weights`` is on; a query made only of them still searches them.
+_INSTRUCTION = """
+answer answers answering question questions respond response responses reply provide round rounded
+rounding decimal decimals places place perspective analyst analysts banker bankers resource resources
+judgment judgments judgement judgements basing based information info details detail outlined provided
+primarily referencing reference plainly clearly shown using use only assume assuming assumption calculate
+calculated calculating calculation compute computed computing help need want following metric metrics
+approximation approximate reasonable exact possible unit units percents usd millions billions thousands
+define defined definition formula according agreement taking account consider considering given please
+rely relying solely figure figures value values number numbers amount amounts report reported
+"""
+INSTRUCTION_WORDS = frozenset(_INSTRUCTION.split())
+# Phrases of boilerplate whose words may be content elsewhere ("investment" in "investment banker").
+_BOILERPLATE = re.compile(
+    r"\b(?:you are an? [a-z ]{0,30}?(?:banker|analyst|expert|accountant)s?"
+    r"|investment (?:banker|analyst)s?|financial metrics?|decimal places?"
+    r"|in (?:usd|us dollars|dollars|eur|euros)(?: (?:millions|billions|thousands))?"
+    r"|here'?s the question|the following question)\b",
+    re.IGNORECASE,
+)
+# A question that asks for a figure, not for a passage.
+_ASKS_FIGURE = re.compile(
+    r"\b(?:how (?:much|many)|what (?:is|was|were|are) the (?:amount|total|value|number)"
+    r"|ratio|amount|total|margin|percent(?:age)?|average|growth|cagr|turnover|how large"
+    r"|calculate|compute|in (?:usd|us dollars|dollars)|round)\b|%",
+    re.IGNORECASE,
+)
+# Negations decide what a passage says; the retriever keeps them although English lists them as stop words.
+_KEPT_FUNCTION_WORDS = frozenset({"not", "no", "nor"})
+_OPERATOR_WORDS = frozenset({"and", "or"})
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """A query's search terms with their weights, and what it asks for.
+
+    Attributes:
+        terms: ``(word, weight)`` in query order, each word once: written words 1.0, expansions less.
+        asks_figure: The query asks for a number (an amount, a ratio, a total).
+        text: The query as given, for the profile's patterns.
+    """
+
+    terms: tuple[tuple[str, float], ...]
+    asks_figure: bool = False
+    text: str = ""
+    written: tuple[str, ...] = field(default=())
+
+    @property
+    def words(self) -> list[str]:
+        """The searched words, in order."""
+        return [word for word, _ in self.terms]
+
+
+def _sentence_start(text: str, start: int) -> bool:
+    before = text[:start].rstrip()
+    return not before or before[-1] in ".?!:;\n\"'(["
+
+
+def query_words(query: str) -> list[str]:
+    """The searchable words of a query: lower-cased letter and digit runs, without repeats, and without
+    English function words unless they matter: a capitalised one inside a sentence, such as "May" in
+    "May 2024" or "IT", and the negations "not", "no" and "nor".
+
+    Nothing in the query is ever interpreted as FTS5 or SQL syntax: quotes, ``NEAR``, ``*``, ``:``, ``-``,
+    ``AND`` and parentheses are just text, and text that is no word is dropped.
+    """
+    words: list[str] = []
+    seen: set[str] = set()
+    for match in WORD.finditer(query):
+        raw = match.group(0)
+        word = raw.lower()
+        if len(word) > MAX_WORD_LENGTH or word in seen:
+            continue
+        seen.add(word)
+        if word in ENGLISH_STOP_WORDS and word not in _KEPT_FUNCTION_WORDS:
+            # "AND" and "OR" in capitals are operators people type out of habit, never names.
+            capitalised = raw[:1].isupper() and not _sentence_start(query, match.start())
+            if not capitalised or word in _OPERATOR_WORDS:
+                continue
+        words.append(word)
+        if len(words) >= MAX_QUERY_WORDS:
+            break
+    return words
+
+
+def _phrase_pattern(phrase: str) -> re.Pattern[str]:
+    escaped = r"\s+".join(re.escape(part) for part in phrase.split())
+    return re.compile(rf"(?<![\w&]){escaped}(?![\w&])")
+
+
+def analyse_query(
+    query: str,
+    *,
+    synonyms: Mapping[str, Iterable[str]] | None = None,
+    instruction_words: bool = True,
+    expansion_weight: float = 0.5,
+) -> QueryPlan:
+    """Turn a query into weighted terms.
+
+    Args:
+        query: The question or keywords.
+        synonyms: Lower-cased phrase -> phrases also searched, at ``expansion_weight``.
+        instruction_words: Give the words of instructions and boilerplate no weight.
+        expansion_weight: The weight of an expansion relative to a written word.
+
+    Returns:
+        The plan: terms with weights, and whether the query asks for a figure.
+    """
+    text = query.replace("’", "'")
+    content = _BOILERPLATE.sub(" ", text) if instruction_words else text
+    written = query_words(content)
+    if instruction_words:
+        kept = [word for word in written if word not in INSTRUCTION_WORDS]
+        written = kept or written  # a query of nothing but such words still searches them
+    terms: dict[str, float] = dict.fromkeys(written, 1.0)
+    if synonyms:
+        lowered = " ".join(text.lower().split())
+        for phrase, expansions in synonyms.items():
+            if _phrase_pattern(phrase.lower()).search(lowered) is None:
+                continue
+            for expansion in expansions:
+                for word in query_words(expansion):
+                    if word not in terms and len(terms) < MAX_QUERY_WORDS:
+                        terms[word] = expansion_weight
+    return QueryPlan(
+        terms=tuple(terms.items()),
+        asks_figure=_ASKS_FIGURE.search(text) is not None,
+        text=query,
+        written=tuple(written),
+    )

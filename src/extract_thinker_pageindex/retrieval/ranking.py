@@ -1,0 +1,69 @@
+"""The ranking's switches and weights, in one value: what ``SQLitePageRetriever(ranking=...)`` takes.
+
+Every mechanism can be switched off on its own, which is how ``benchmarks/retrieval.py`` measures what each
+one is worth (an ablation). The weights are set by rules that can be explained, not fitted to questions:
+a boost is a share of the best lexical score of the query, so it means the same on every document and for
+every query length.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+from typing import Literal
+
+from ..errors import InvalidOptionError
+
+__all__ = ["Ranking"]
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """How ``SQLitePageRetriever`` ranks pages.
+
+    Attributes:
+        query_weights: Words of instructions and boilerplate ("round your answer to two decimal places",
+            "you are an analyst") carry no weight; the words that name what is sought do.
+        synonyms: Acronyms and synonyms of the query's words (the profile's and the user's) are searched
+            too, with ``expansion_weight``.
+        title_zone: The first heading-like lines of a page without a heading path are indexed as its
+            title, weighted like headings. Acts when pages are indexed.
+        numeric_density: A query that asks for a figure ("how much", "ratio", "total") prefers pages
+            dense with numbers (tables, statements).
+        proximity: Adjacent query words found near each other on a page add a bonus.
+        profile: The domain profile's page prior (a question about capital expenditure points to the cash
+            flow statement): ``"auto"`` uses it only when both the document (pages titled as its
+            statements) and the query (a metric it knows) show the domain, ``"on"`` whenever the query
+            names one, ``"off"`` never.
+        expansion_weight: The weight of an expansion term, relative to a word written in the query.
+        numeric_boost: The most a page's density of numbers adds, as a share of the best lexical score.
+        statement_boost: What a page of the statement the query points to adds, as a share of the best
+            lexical score.
+    """
+
+    query_weights: bool = True
+    synonyms: bool = True
+    title_zone: bool = True
+    numeric_density: bool = True
+    proximity: bool = True
+    profile: Literal["auto", "on", "off"] = "auto"
+    expansion_weight: float = 0.5
+    numeric_boost: float = 0.5
+    statement_boost: float = 0.5
+
+    def __post_init__(self) -> None:
+        for field in fields(self):
+            value = getattr(self, field.name)
+            if field.type in ("bool", bool) and not isinstance(value, bool):
+                raise InvalidOptionError(f"Ranking.{field.name} must be True or False; got {value!r}.")
+            if field.type in ("float", float) and (
+                isinstance(value, bool)
+                or not isinstance(value, (int, float))
+                or not math.isfinite(value)
+                or not 0 <= value <= 10
+            ):
+                raise InvalidOptionError(
+                    f"Ranking.{field.name} must be a number from 0 to 10; got {value!r}."
+                )
+        if self.profile not in ("auto", "on", "off"):
+            raise InvalidOptionError(f"Ranking.profile must be 'auto', 'on' or 'off'; got {self.profile!r}.")
