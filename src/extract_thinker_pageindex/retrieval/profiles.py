@@ -13,7 +13,31 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["FINANCE", "RetrievalProfile"]
+__all__ = ["FINANCE", "GENERAL_SYNONYMS", "RetrievalProfile"]
+
+
+#: Acronyms and synonyms of business documents in general (filings, contracts, reports), searched with any
+#: profile or none (``Ranking.synonyms``): the words a question uses for what documents spell out.
+GENERAL_SYNONYMS: Mapping[str, tuple[str, ...]] = {
+    "ceo": ("chief executive officer",),
+    "chief executive officer": ("ceo",),
+    "cfo": ("chief financial officer",),
+    "chief financial officer": ("cfo",),
+    "coo": ("chief operating officer",),
+    "legal": ("litigation", "legal proceedings"),
+    "lawsuit": ("litigation", "legal proceedings"),
+    "lawsuits": ("litigation", "legal proceedings"),
+    "litigation": ("legal proceedings", "lawsuits"),
+    "yoy": ("year over year",),
+    "m&a": ("mergers", "acquisitions"),
+    "r&d": ("research and development",),
+    "research and development": ("r&d",),
+    "spin off": ("spin-off", "separation"),
+    "spinoff": ("spin-off", "separation"),
+    "spinning off": ("spin-off", "separation"),
+    "termination": ("terminate", "cancellation"),
+    "cancellation": ("terminate", "termination"),
+}
 
 
 def _pattern(alternatives: list[str]) -> re.Pattern[str]:

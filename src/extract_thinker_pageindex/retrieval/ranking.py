@@ -32,9 +32,10 @@ class Ranking:
             dense with numbers (tables, statements).
         proximity: Adjacent query words found near each other on a page add a bonus.
         profile: The domain profile's page prior (a question about capital expenditure points to the cash
-            flow statement): ``"auto"`` uses it only when both the document (pages titled as its
-            statements) and the query (a metric it knows) show the domain, ``"on"`` whenever the query
-            names one, ``"off"`` never.
+            flow statement): ``"auto"`` uses it only when both the document (pages of at least two of
+            the profile's kinds, such as a balance sheet and a cash flow statement) and the query (a
+            metric it knows) show the domain, ``"on"`` whenever the query names a metric and a page of its
+            kind exists, ``"off"`` never.
         expansion_weight: The weight of an expansion term, relative to a word written in the query.
         numeric_boost: The most a page's density of numbers adds, as a share of the best lexical score.
         statement_boost: What a page of the statement the query points to adds, as a share of the best

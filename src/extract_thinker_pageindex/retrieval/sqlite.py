@@ -48,7 +48,7 @@ from .database import (
     write_transaction,
 )
 from .page_text import SURROGATE, Page, page_facts, page_list, page_text_fields, title_zone
-from .profiles import FINANCE, RetrievalProfile
+from .profiles import FINANCE, GENERAL_SYNONYMS, RetrievalProfile
 from .query import QueryPlan, analyse_query, query_words
 from .ranking import Ranking
 
@@ -184,7 +184,9 @@ class SQLitePageRetriever:
         self.ranking = ranking or Ranking()
         #: The domain profile (``FINANCE`` by default; ``None`` for none).
         self.profile = profile
-        merged: dict[str, tuple[str, ...]] = dict(profile.synonyms) if profile is not None else {}
+        merged: dict[str, tuple[str, ...]] = dict(GENERAL_SYNONYMS)
+        for phrase, expansions in (profile.synonyms if profile is not None else {}).items():
+            merged[phrase] = (*merged.get(phrase, ()), *expansions)
         for phrase, expansions in (synonyms or {}).items():
             if isinstance(expansions, str):
                 expansions = (expansions,)
@@ -499,8 +501,10 @@ class SQLitePageRetriever:
             "SELECT row, kind, numeric FROM pi_pages WHERE row BETWEEN ? AND ?",
             (first_row, first_row + count - 1),
         ).fetchall()
-        if ranking.profile == "auto" and not any(kind is not None for _, kind, _ in facts):
-            kinds = set()  # the document does not show the domain: the profile stays inert
+        if ranking.profile == "auto" and len({kind for _, kind, _ in facts if kind is not None}) < 2:
+            # The document does not show the domain: a report of the domain has several kinds of titled
+            # pages (a balance sheet and a cash flow statement), not one page that happens to say one.
+            kinds = set()
         best = max(scores.values())
         for row, kind, numeric in facts:
             bonus = ranking.statement_boost if kind is not None and kind in kinds else 0.0
