@@ -48,7 +48,7 @@ _BOILERPLATE = re.compile(
 )
 # A question that asks for a figure, not for a passage.
 _ASKS_FIGURE = re.compile(
-    r"\b(?:how (?:much|many)|what (?:is|was|were|are) the (?:amount|total|value|number)"
+    r"\b(?:how (?:much|many)|what (?:was|were)|what (?:is|are) the (?:amount|total|value|number)"
     r"|ratio|amount|total|margin|percent(?:age)?|average|growth|cagr|turnover|how large"
     r"|calculate|compute|in (?:usd|us dollars|dollars)|round)\b|%",
     re.IGNORECASE,

@@ -1,0 +1,266 @@
+"""The ranking's mechanisms, each shown on pages built to isolate it, and switched off to show it matters:
+weighted query terms, synonyms, title zones, number-dense pages, the finance profile and its inertness."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+from pathlib import Path
+
+import pytest
+from pydantic import Field
+
+from extract_thinker_pageindex import SQLitePageRetriever, query_from_contract
+from extract_thinker_pageindex._framework import Contract
+from extract_thinker_pageindex.errors import InvalidOptionError
+from extract_thinker_pageindex.retrieval.profiles import FINANCE, RetrievalProfile
+from extract_thinker_pageindex.retrieval.query import analyse_query, query_words
+from extract_thinker_pageindex.retrieval.ranking import Ranking
+
+
+def filler(count: int, seed: int = 0) -> str:
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india", "juliet"]
+    return " ".join(words[(seed + n) % len(words)] + str(n % 7) for n in range(count))
+
+
+def ranked(pages: list[str], query: str, **options: object) -> list[int]:
+    with SQLitePageRetriever(**options) as retriever:  # type: ignore[arg-type]
+        retriever.index("doc", pages)
+        return [match.page_number for match in retriever.search("doc", query, max_pages=10)]
+
+
+# -- query understanding -------------------------------------------------------------------------------
+
+
+def test_instruction_words_carry_no_weight_and_numbers_stay():
+    plan = analyse_query(
+        "You are an investment banker. Round your answer to two decimal places. "
+        "What is the FY2021 capex in USD millions for 2021?"
+    )
+    weights = dict(plan.terms)
+    assert weights["fy2021"] == 1.0 and weights["2021"] == 1.0 and weights["capex"] == 1.0
+    for word in ("round", "decimal", "places", "answer", "banker", "investment", "usd", "millions"):
+        assert word not in weights
+    # Without the mechanism the same words are searched.
+    assert "round" in dict(analyse_query("Round your answer", instruction_words=False).terms)
+
+
+def test_synonyms_expand_at_a_lower_weight():
+    plan = analyse_query("What was capex?", synonyms=FINANCE.synonyms, expansion_weight=0.5)
+    weights = dict(plan.terms)
+    assert weights["capex"] == 1.0
+    assert weights["purchases"] == weights["property"] == weights["equipment"] == 0.5
+    assert "purchases" not in dict(analyse_query("What was capex?").terms)
+
+
+@pytest.mark.parametrize(
+    ("query", "figure"),
+    [
+        ("How much did the company spend on capex?", True),
+        ("What was the total amount of debt?", True),
+        ("Compute the inventory turnover ratio", True),
+        ("What was the capital expenditure in 2021?", True),
+        ("Who is the new chief executive?", False),
+        ("Is the company spinning off a segment?", False),
+    ],
+)
+def test_a_question_asking_for_a_figure_is_told_apart(query: str, figure: bool):
+    assert analyse_query(query).asks_figure is figure
+
+
+@pytest.mark.parametrize(
+    ("query", "words"),
+    [
+        ("sales in May 2024", ["sales", "may", "2024"]),
+        ("spending on IT", ["spending", "it"]),
+        ("is the lease not renewable", ["lease", "not", "renewable"]),
+        ("May the lease end early?", ["lease", "end", "early"]),  # "May" opens the sentence
+        ("the of and", []),
+    ],
+)
+def test_function_words_that_matter_are_kept(query: str, words: list[str]):
+    assert query_words(query) == words
+
+
+def test_a_query_of_only_instruction_words_still_searches_them():
+    assert analyse_query("Round the answer").words == ["round", "answer"]
+
+
+# -- synonyms, title zone, numbers: each moves a page, and switched off it does not --------------------
+
+
+def test_an_acronym_finds_the_page_that_spells_it_out():
+    pages = [
+        filler(60) + " capex",
+        "Cash flows from investing activities. Purchases of property and equipment " + filler(55),
+    ]
+    # The page that spells capital expenditure out is found by the acronym, though it never says "capex".
+    assert ranked(pages, "capex purchases")[0] == 2
+    assert 2 in ranked(pages, "capex")
+    assert ranked(pages, "capex", ranking=Ranking(synonyms=False)) == [1]
+
+
+def test_user_synonyms_are_searched_too():
+    pages = [filler(60, 1), "The landlord may end the lease early. " + filler(50)]
+    assert ranked(pages, "tenancy") == []
+    assert ranked(pages, "tenancy", synonyms={"tenancy": ["lease"]}) == [2]
+
+
+def test_a_title_zone_raises_the_page_titled_by_the_query():
+    running = filler(40) + " and the segment results were reported " + filler(40, 3)
+    titled = "Segment Results\n" + "\n".join(filler(12, n) for n in range(7))
+    pages = [running, titled]
+    assert ranked(pages, "segment results")[0] == 2
+    assert ranked(pages, "segment results", ranking=Ranking(title_zone=False))[0] == 1
+
+
+def test_a_page_that_is_one_short_line_has_no_title_zone():
+    pages = [filler(12), "dividend " + filler(11), "dividend dividend dividend " + filler(9)]
+    assert ranked(pages, "dividend") == [3, 2]
+
+
+def table_page(label: str) -> str:
+    rows = "\n".join(f"Line {n} .... {1000 + 37 * n:,} {900 + 31 * n:,} {800 + 29 * n:,}" for n in range(20))
+    return f"Selected data: {label}\n{rows}"
+
+
+def test_a_question_asking_for_a_figure_prefers_pages_dense_with_numbers():
+    prose = (
+        "Our total revenue grew because customers renewed; total revenue from new markets also rose, and "
+        "total revenue per customer too. " + filler(60, 2)
+    )
+    pages = [prose, table_page("total revenue")]
+    assert ranked(pages, "What was the total revenue?")[0] == 2
+    assert ranked(pages, "What was the total revenue?", ranking=Ranking(numeric_density=False))[0] == 1
+    assert ranked(pages, "Why did revenue grow?")[0] == 1  # no figure asked: words alone decide
+
+
+# -- the finance profile -------------------------------------------------------------------------------
+
+
+def statement(title: str, items: list[str]) -> str:
+    rows = "\n".join(f"{item} .......... {1200 + 41 * n:,} {1100 + 37 * n:,}" for n, item in enumerate(items))
+    return f"ACME CORPORATION\n{title}\n(In millions)\n{rows}\n" + "\n".join(
+        f"Other item {n} .... {n * 13:,} {n * 11:,}" for n in range(15)
+    )
+
+
+BALANCE = statement("CONSOLIDATED BALANCE SHEETS", ["Cash", "Inventories", "Total assets"])
+CASH_FLOWS = statement(
+    "CONSOLIDATED STATEMENTS OF CASH FLOWS", ["Net income", "Purchases of property and equipment", "Net cash"]
+)
+INCOME = statement("CONSOLIDATED STATEMENTS OF OPERATIONS", ["Net sales", "Cost of sales", "Net income"])
+DISCUSSION = (
+    "Liquidity. Capital expenditure was discussed by management: capital expenditure plans, capital "
+    "expenditure priorities and capital expenditure timing for 2021. " + filler(80, 4)
+)
+FILING = [DISCUSSION, BALANCE, INCOME, CASH_FLOWS]
+
+
+def test_page_kinds_are_read_from_the_title_zone_of_number_dense_pages(tmp_path: Path):
+    with SQLitePageRetriever(tmp_path / "r.sqlite") as retriever:
+        retriever.index(
+            "filing", [*FILING, "Contents\nConsolidated Statements of Cash Flows 63\n" + filler(40)]
+        )
+    with sqlite3.connect(tmp_path / "r.sqlite") as conn:
+        kinds = [row[0] for row in conn.execute("SELECT kind FROM pi_pages ORDER BY row")]
+    # The contents page names a statement but holds no table of figures: no kind.
+    assert kinds == [None, "balance_sheet", "income_statement", "cash_flow_statement", None]
+
+
+def test_a_metric_points_to_its_statement():
+    query = "What was the capital expenditure in 2021?"
+    assert ranked(FILING, query)[0] == 4
+    assert ranked(FILING, query, ranking=Ranking(profile="off", numeric_density=False))[0] == 1
+
+
+def test_naming_a_statement_points_to_it():
+    query = "Using the balance sheet, what were inventories?"
+    assert ranked(FILING, query)[0] == 2
+
+
+def scores(pages: list[str], query: str, **options: object) -> list[tuple[int, float]]:
+    with SQLitePageRetriever(**options) as retriever:  # type: ignore[arg-type]
+        retriever.index("doc", pages)
+        return [(m.page_number, m.score) for m in retriever.search("doc", query, max_pages=10)]
+
+
+def test_the_profile_is_inert_without_statement_pages_in_the_document():
+    # One page that happens to be titled as a statement is not a financial report.
+    pages = [DISCUSSION, CASH_FLOWS, filler(90, 5)]
+    query = "What was the capital expenditure in 2021?"
+    assert scores(pages, query) == scores(pages, query, ranking=Ranking(profile="off"))
+    assert scores(pages, query, ranking=Ranking(profile="on")) != scores(pages, query)
+
+
+def test_the_profile_is_inert_for_a_query_that_names_no_metric():
+    query = "Who audits the company and where is it incorporated?"
+    pages = [*FILING, "The company is incorporated in Delaware and audited by Smith LLP. " + filler(50)]
+    assert scores(pages, query) == scores(pages, query, ranking=Ranking(profile="off"))
+
+
+def test_a_users_own_profile_replaces_finance():
+    clinical = RetrievalProfile(
+        name="clinical",
+        page_kinds={
+            "adverse_events": re.compile(r"\badverse events\b"),
+            "dosing": re.compile(r"\bdosage\b"),
+        },
+        query_kinds={"adverse_events": re.compile(r"\bside effects?\b")},
+        min_numeric_share=0.1,
+    )
+    events = "TABLE 4. ADVERSE EVENTS (side effects)\n" + "\n".join(
+        f"Headache {n} {n * 3} {n * 7}%" for n in range(30)
+    )
+    dosing = "DOSAGE AND ADMINISTRATION\n" + "\n".join(f"Week {n} {n * 5} mg {n * 2}" for n in range(30))
+    notes = "Side effects were rare; side effects resolved. " + filler(70, 6)
+    pages = [notes, events, dosing]
+    assert ranked(pages, "Which side effects were seen?", profile=clinical)[0] == 2
+    assert ranked(pages, "Which side effects were seen?")[0] == 1  # finance knows nothing of them
+
+
+def test_query_from_contract_reaches_the_statement_pages():
+    class Figures(Contract):
+        capex: float = Field(description="Capital expenditures for the year")
+        total_revenue: float
+        eps_diluted: float
+
+    query = query_from_contract(Figures)
+    found = ranked(FILING, query)
+    assert set(found[:2]) == {3, 4}  # the income statement and the cash flow statement
+
+
+# -- options and the stored facts ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"numeric_boost": -1}, {"statement_boost": float("nan")}, {"title_zone": "yes"}, {"profile": "maybe"}],
+)
+def test_bad_ranking_options_are_refused(options: dict[str, object]):
+    with pytest.raises(InvalidOptionError):
+        Ranking(**options)  # type: ignore[arg-type]
+
+
+def test_bad_retriever_options_are_refused():
+    with pytest.raises(InvalidOptionError, match="ranking must be a Ranking"):
+        SQLitePageRetriever(ranking={"title_zone": False})  # type: ignore[arg-type]
+    with pytest.raises(InvalidOptionError, match="profile must be"):
+        SQLitePageRetriever(profile="finance")  # type: ignore[arg-type]
+
+
+def test_a_version_1_file_is_brought_up_to_date(tmp_path: Path):
+    path = tmp_path / "old.sqlite"
+    with SQLitePageRetriever(path) as retriever:
+        retriever.index("filing", FILING)
+    # Make it what version 1 wrote: no page facts, no title zones, version 1.
+    with sqlite3.connect(path) as conn:
+        conn.execute("DROP TABLE pi_pages")
+        conn.execute("UPDATE pi_fts SET headings = ''")
+        conn.execute("UPDATE pi_meta SET value = '1' WHERE key = 'schema_version'")
+    with SQLitePageRetriever(path) as retriever:
+        assert retriever.search("filing", "What was the capital expenditure in 2021?")[0].page_number == 4
+    with sqlite3.connect(path) as conn:
+        assert conn.execute("SELECT value FROM pi_meta WHERE key = 'schema_version'").fetchone() == ("2",)
+        assert conn.execute("SELECT count(*) FROM pi_pages").fetchone() == (4,)
+        assert "BALANCE SHEETS" in conn.execute("SELECT headings FROM pi_fts WHERE rowid = 2").fetchone()[0]
