@@ -23,6 +23,7 @@ from extract_thinker_pageindex import (
     DocumentLoaderPyMuPDF,
     DocumentLoadError,
     IndexFormatError,
+    InvalidOptionError,
     OutputExistsError,
     PageIndexWarning,
     build_index,
@@ -446,3 +447,62 @@ def test_a_poisoned_cache_entry_is_rebuilt(tmp_path: Path):
     assert again.load(str(tmp_path / "doc.md")) == first
     assert again.last_from_cache is False
     assert isinstance(load_index(entry), Document)  # and the entry is whole again
+
+
+# -- found in review: the same cases by other doors ------------------------------------------------------
+
+
+def test_cli_index_goes_on_when_an_output_is_a_loop_of_links(tmp_path: Path, capsys):
+    (tmp_path / "loop.md").write_text(MARKDOWN)
+    (tmp_path / "good.md").write_text(MARKDOWN)
+    (tmp_path / "loop.pageindex").symlink_to(tmp_path / "loop.pageindex")
+    assert cli_main(["index", str(tmp_path / "loop.md"), str(tmp_path / "good.md")]) == 1
+    assert "Traceback" not in capsys.readouterr().err
+    assert load_index(tmp_path / "good.pageindex").title == "Title"
+
+
+def test_front_matter_of_megabytes_is_not_parsed():
+    front = "".join(f"k{n}: [a, b, c, d, e]\n" for n in range(20_000))  # about 500 KB
+    with pytest.warns(PageIndexWarning, match="longer than 65,536 characters"):
+        document = finishes(lambda: build_index(f"---\n{front}---\n# T\n\nbody\n", content_type="markdown"))
+    assert document.title == "T"
+    assert document.pages[0].nodes[0].type == "metadata"
+
+
+def test_a_models_answers_are_cleaned_as_they_enter_the_model(tmp_path: Path):
+    from extract_thinker_pageindex.postprocess.abstract import DensityStep
+    from extract_thinker_pageindex.postprocess.refine import PageReview
+
+    step = DensityStep.model_validate(
+        {"missing_entities": ["caf\udcff"], "abstract": "A caf\udcff abstract."}
+    )
+    assert step.abstract == "A caf\ufffd abstract."
+    document = build_index(MARKDOWN, content_type="markdown").model_copy(update={"abstract": step.abstract})
+    save_index(document, tmp_path / "a.pageindex")
+    assert load_index(tmp_path / "a.pageindex").abstract == "A caf\ufffd abstract."
+    review = PageReview.model_validate({"score": 0.5, "problems": ["table \udcff missing"]})
+    assert review.problems == ["table \ufffd missing"]
+
+
+def test_paths_the_file_system_cannot_take(tmp_path: Path, capsys):
+    with pytest.raises(IndexFormatError, match="too long"):
+        load_index("x" * 5000)
+    with pytest.raises(IndexFormatError, match="NUL"):
+        load_index(str(tmp_path / "a\x00b.pageindex"))
+    document = build_index(MARKDOWN, content_type="markdown")
+    with pytest.raises(InvalidOptionError, match="NUL"):
+        save_index(document, str(tmp_path / "a\x00b.pageindex"))
+    assert cli_main(["inspect", "x" * 5000]) == 1
+    assert len(capsys.readouterr().err) < 400
+
+
+def test_an_output_under_a_file_is_refused_and_a_cache_under_one_is_skipped(tmp_path: Path):
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "doc.md").write_text(MARKDOWN)
+    with pytest.raises(OutputExistsError, match="is a file, not a folder"):
+        index_document(tmp_path / "doc.md", output=tmp_path / "afile" / "doc.pageindex")
+    loader = DocumentLoaderPageIndex(cache_dir=tmp_path / "afile")
+    with pytest.warns(PageIndexWarning, match="cache could not be written"):
+        pages = loader.load(str(tmp_path / "doc.md"))
+    assert "Some text." in pages[0]["content"]
+    assert (tmp_path / "afile").read_text() == "x"

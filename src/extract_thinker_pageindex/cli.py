@@ -251,7 +251,7 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
     ) as progress:
         overall = progress.add_task("files", total=len(jobs))
         for file, target in jobs:
-            earlier = written_by.get(target.resolve())
+            earlier = written_by.get(Path(os.path.abspath(target)))
             if earlier is not None:
                 _error(
                     f"{file}: its index would replace the one just written for {earlier} ({target}); "
@@ -260,7 +260,9 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
                 rows.append((file, None))
                 progress.advance(overall)
                 continue
-            written_by[target.resolve()] = file
+            written_by[Path(os.path.abspath(target))] = (
+                file  # not resolve(): a link loop must not stop the run
+            )
             # Descriptions are rich markup: a file named "[red].md" must show as it is.
             pages_task = progress.add_task(
                 f"  {escape(safe_text(Path(file).name, newlines=False))}", total=None

@@ -15,7 +15,7 @@ import stat
 
 from .errors import PageIndexError
 
-__all__ = ["MAX_DOCUMENT_BYTES", "MAX_INDEX_FILE_BYTES", "clean_text", "read_regular_file"]
+__all__ = ["MAX_DOCUMENT_BYTES", "MAX_INDEX_FILE_BYTES", "check_path", "clean_text", "read_regular_file"]
 
 #: The largest source document read (PDF, Markdown, text or image): 2 GiB.
 MAX_DOCUMENT_BYTES = 2 << 30
@@ -111,6 +111,30 @@ def read_regular_file(
         raise error(f"Cannot read {name}: {exc.strerror or exc}.") from exc
     finally:
         os.close(fd)
+
+
+# Linux's limits on a whole path and on one name in it, in bytes.
+_PATH_MAX = 4096
+_NAME_MAX = 255
+
+
+def check_path(path: str | os.PathLike[str], *, error: type[PageIndexError]) -> None:
+    """Refuse a path the file system cannot take (a NUL, a lone surrogate, a name or path too long)
+    before any ``Path`` method trips over it with a raw ``ValueError`` or ``OSError``.
+
+    Raises:
+        error: the path cannot be used.
+    """
+    name = _quote(path)
+    shown = name if len(name) <= 120 else name[:100] + "..."
+    try:
+        encoded = os.fsencode(path)
+    except (UnicodeEncodeError, TypeError) as exc:
+        raise error(f"{shown} is not a usable path: it cannot be encoded for the file system.") from exc
+    if b"\0" in encoded:
+        raise error(f"{shown} is not a usable path: it holds a NUL character.")
+    if len(encoded) > _PATH_MAX or any(len(part) > _NAME_MAX for part in encoded.split(b"/")):
+        raise error(f"{shown} is not a usable path: it is too long for the file system.")
 
 
 def _open_failure(name: str, exc: OSError, follow_symlinks: bool) -> str:

@@ -44,6 +44,7 @@ __all__ = [
     "SectionInfo",
     "SectionNode",
     "TableNode",
+    "TextContract",
     "TitleAnswer",
     "TocEntry",
     "TocEntryNode",
@@ -98,25 +99,34 @@ def _id_to_str(value: Any) -> Any:
     return value
 
 
-class _Model(Contract):
-    """The framework's ``Contract`` with one rule for every text field: lone UTF-16 surrogates (from
+class TextContract(Contract):
+    """The base of every model of this package (the document and the models' answers): the framework's
+    ``Contract`` with one rule for every text field: lone UTF-16 surrogates (from
     non-UTF-8 file names, PDF metadata or a model's JSON escapes) become U+FFFD as the text enters the
     model, so every document can be written as JSON, indexed and printed."""
 
     @model_validator(mode="before")
     @classmethod
     def _clean_text(cls, data: Any) -> Any:
-        # Each nested model cleans its own fields, so one level is enough here.
-        if isinstance(data, dict) and any(
-            isinstance(value, str) and clean_text(value) is not value for value in data.values()
-        ):
-            return {
-                key: clean_text(value) if isinstance(value, str) else value for key, value in data.items()
-            }
+        # Each nested model cleans its own fields, so one level (text, or a list of texts) is enough here.
+        if isinstance(data, dict) and any(_dirty(value) for value in data.values()):
+            return {key: _cleaned(value) if _dirty(value) else value for key, value in data.items()}
         return data
 
 
-class _NodeBase(_Model):
+def _dirty(value: Any) -> bool:
+    if isinstance(value, str):
+        return clean_text(value) is not value
+    return isinstance(value, list) and any(isinstance(item, str) and _dirty(item) for item in value)
+
+
+def _cleaned(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean_text(value)
+    return [clean_text(item) if isinstance(item, str) else item for item in value]
+
+
+class _NodeBase(TextContract):
     id: Annotated[str, BeforeValidator(_id_to_str)] = Field(
         min_length=1, description="Identifier, unique within the document (page-local in a model answer)."
     )
@@ -301,7 +311,7 @@ AnswerNode = Annotated[
 _SCHEMAS: dict[Any, dict[str, Any]] = {}
 
 
-class PageAnswer(_Model):
+class PageAnswer(TextContract):
     """The vision model's answer for one page: its nodes in reading order, with page-local ids."""
 
     nodes: list[AnswerNode] = Field(default_factory=list)
@@ -321,13 +331,13 @@ class PageAnswer(_Model):
         return copy.deepcopy(_SCHEMAS[key])
 
 
-class TitleAnswer(_Model):
+class TitleAnswer(TextContract):
     """The model's answer when asked for a document's title."""
 
     title: str = Field(description="The document's title, as a reader would cite it.")
 
 
-class TocEntry(_Model):
+class TocEntry(TextContract):
     """An entry of the document's table of contents; entries form a tree through ``parent_id``."""
 
     id: str = Field(min_length=1)
@@ -340,14 +350,14 @@ class TocEntry(_Model):
     level: ListLevel = "l1"
 
 
-class Page(_Model):
+class Page(TextContract):
     """One page of the document: its 0-based index in the source and its nodes in reading order."""
 
     index: NonNegativeInt
     nodes: list[Node] = Field(default_factory=list)
 
 
-class SectionInfo(_Model):
+class SectionInfo(TextContract):
     """A section as the document exposes it: title, level and the pages it spans (0-based, inclusive)."""
 
     id: str
@@ -359,7 +369,7 @@ class SectionInfo(_Model):
     last_page: int
 
 
-class ModelUsage(_Model):
+class ModelUsage(TextContract):
     """What building the index cost in model calls and tokens (retries and repairs included)."""
 
     calls: NonNegativeInt = 0
@@ -367,14 +377,14 @@ class ModelUsage(_Model):
     output_tokens: NonNegativeInt = 0
 
 
-class FailedPage(_Model):
+class FailedPage(TextContract):
     """A page left out because the model could not read it (``on_page_error="skip"``)."""
 
     index: NonNegativeInt
     reason: str
 
 
-class PageRefinement(_Model):
+class PageRefinement(TextContract):
     """A page reviewed by the refinement step: its scores before and after, and re-extractions made."""
 
     index: NonNegativeInt
@@ -385,7 +395,7 @@ class PageRefinement(_Model):
     page: Page | None = Field(default=None, exclude=True, repr=False)
 
 
-class Document(_Model):
+class Document(TextContract):
     """A page index: metadata, pages of typed nodes and a TOC tree linked to sections."""
 
     format_version: str = FORMAT_VERSION

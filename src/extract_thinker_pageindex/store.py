@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from .errors import IndexFormatError, InvalidOptionError, OutputExistsError
-from .files import MAX_INDEX_FILE_BYTES, read_regular_file
+from .files import MAX_INDEX_FILE_BYTES, check_path, read_regular_file
 from .model import FORMAT_VERSION, Document, ImageNode, Page, TableNode
 
 __all__ = ["DOCUMENT_FILE", "IMAGES_DIR", "default_output_path", "index_document", "load_index", "save_index"]
@@ -195,9 +195,16 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     A crash mid-save can leave a ``.<name>.pageindex.tmp-*`` folder beside the target; the next save removes
     such folders once they are an hour old.
     """
+    check_path(output, error=InvalidOptionError)
     target = Path(output)
     _check_replaceable(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError) as exc:
+        raise OutputExistsError(
+            f"{str(target)!r} cannot be written: a part of its folder {str(target.parent)!r} is a file, "
+            "not a folder; choose another output path."
+        ) from exc
     _remove_stale_staging(target)
     staging = target.with_name(f".{target.name}.tmp-{uuid.uuid4().hex[:12]}")
     staging.mkdir()
@@ -286,6 +293,7 @@ def load_index(path: str | os.PathLike[str]) -> Document:
         IndexFormatError: no index there, broken JSON, an unknown ``format_version``, invalid fields or
             references, or image paths that are missing, absolute, symbolic links or leave the directory.
     """
+    check_path(path, error=IndexFormatError)
     given = Path(path)
     root = given.parent if given.name == DOCUMENT_FILE else given
     document_file = root / DOCUMENT_FILE

@@ -72,6 +72,9 @@ def _plain_text(inline: Token) -> str:
 MAX_FIELD_CHARS = 1_000
 #: Nesting deeper than this is refused (front matter holds a few flat fields).
 MAX_FRONT_MATTER_DEPTH = 32
+#: Front matter longer than this is not parsed: YAML is parsed in pure Python, and megabytes of it take
+#: minutes and gigabytes. The block is kept as a metadata node all the same.
+MAX_FRONT_MATTER_CHARS = 64 * 1024
 
 
 @functools.cache
@@ -121,6 +124,8 @@ def _split_front_matter(text: str) -> tuple[dict[str, Any] | None, str | None, s
     import yaml
 
     try:
+        if len(raw) > MAX_FRONT_MATTER_CHARS:
+            raise _FrontMatterRefused(f"it is longer than {MAX_FRONT_MATTER_CHARS:,} characters")
         data = yaml.load(raw, Loader=_front_matter_loader()) if raw.strip() else {}
     except yaml.YAMLError:
         # Not YAML after all (for example a document that opens with a thematic break): keep it as text.

@@ -12,6 +12,7 @@ import json
 import os
 import shutil
 import uuid
+import warnings
 from io import BytesIO
 from pathlib import Path
 from typing import Any, ClassVar
@@ -19,7 +20,13 @@ from typing import Any, ClassVar
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
 from .._version import __version__
-from ..errors import IndexFormatError, UnsupportedFormatError
+from ..errors import (
+    IndexFormatError,
+    InvalidOptionError,
+    OutputExistsError,
+    PageIndexWarning,
+    UnsupportedFormatError,
+)
 from ..model import FORMAT_VERSION, Document
 from ..render import page_markdown, page_sections
 from ..sources import EXTENSION_KINDS
@@ -130,7 +137,15 @@ class DocumentLoaderPageIndex(DocumentLoader):
         if extension:
             document = document.model_copy(update={"extension": extension})
         if cached is not None:
-            save_index(document, cached)
+            try:
+                save_index(document, cached)
+            except (OutputExistsError, InvalidOptionError, OSError) as exc:
+                # The cache only saves work: the index just built is served all the same.
+                warnings.warn(
+                    f"The page index cache could not be written ({exc}); the index is used without it.",
+                    PageIndexWarning,
+                    stacklevel=3,
+                )
         return document, data, content_type
 
     # -- the framework's loader protocol --------------------------------------------------------------

@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from .._framework import Contract
 from ..errors import InvalidOptionError, LLMExtractionError
 from ..llm import ModelClient
-from ..model import Document, HeadingNode, ListItemNode, ParagraphNode, SectionNode
+from ..model import Document, HeadingNode, ListItemNode, ParagraphNode, SectionNode, TextContract
 
 __all__ = ["DensityStep", "MAX_ABSTRACT_INPUT", "chain_of_density", "abstract_source"]
 
@@ -19,7 +18,7 @@ __all__ = ["DensityStep", "MAX_ABSTRACT_INPUT", "chain_of_density", "abstract_so
 MAX_ABSTRACT_INPUT = 24_000
 
 
-class DensityStep(Contract):
+class DensityStep(TextContract):
     """One round of Chain of Density: what the previous abstract missed, and the denser abstract."""
 
     missing_entities: list[str] = Field(

@@ -11,10 +11,9 @@ from typing import Any
 
 from pydantic import Field
 
-from .._framework import Contract
 from ..errors import InvalidOptionError, LLMExtractionError
 from ..llm import ModelClient, image_part
-from ..model import Page, PageRefinement
+from ..model import Page, PageRefinement, TextContract
 
 __all__ = ["PageReview", "REVIEW_OBJECTIVE", "refine_pages", "sample_pages"]
 
@@ -27,7 +26,7 @@ Score it from 0 to 1 against these criteria, each weighing a quarter:
 Answer with JSON {"score": <0..1>, "problems": ["what is missing, wrong or invented", ...]}."""
 
 
-class PageReview(Contract):
+class PageReview(TextContract):
     """A reviewer model's verdict on one page's extraction."""
 
     score: float = Field(ge=0.0, le=1.0, description="Quality of the extraction, 0 (useless) to 1 (perfect).")

@@ -347,8 +347,9 @@ def connect(path: str, *, timeout_ms: int, read_only: bool) -> sqlite3.Connectio
         if error_kind(exc) not in ("READONLY", "CANTOPEN"):
             raise
     # A WAL file in a folder this process cannot write: SQLite cannot create the shared-memory file
-    # that readers coordinate through, so the file is read as immutable. Nobody can write it through
-    # WAL either without that folder, so it cannot change underneath.
+    # that readers coordinate through, so the file is read as immutable. That reads the main file only,
+    # as it is: pages still in the owner's WAL are not seen, and a writer of the owner's that checkpoints
+    # meanwhile can make a search fail (IndexFormatError). The docs say to use it on files at rest.
     return sqlite3.connect(_read_only_uri(path, immutable=True), timeout=timeout, uri=True, **options)
 
 

@@ -187,10 +187,9 @@ class SQLitePageRetriever:
         merged: dict[str, tuple[str, ...]] = dict(GENERAL_SYNONYMS)
         for phrase, expansions in (profile.synonyms if profile is not None else {}).items():
             merged[phrase] = (*merged.get(phrase, ()), *expansions)
-        for phrase, expansions in (synonyms or {}).items():
-            if isinstance(expansions, str):
-                expansions = (expansions,)
-            merged[str(phrase).lower()] = (*merged.get(str(phrase).lower(), ()), *map(str, expansions))
+        for phrase, given in (synonyms or {}).items():
+            added = (given,) if isinstance(given, str) else tuple(map(str, given))
+            merged[str(phrase).lower()] = (*merged.get(str(phrase).lower(), ()), *added)
         self._synonyms = merged
         self.path = database_path(path)
         self.timeout = timeout
