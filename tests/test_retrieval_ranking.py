@@ -157,6 +157,12 @@ DISCUSSION = (
 FILING = [DISCUSSION, BALANCE, INCOME, CASH_FLOWS]
 
 
+def test_a_footnote_mark_on_a_statement_title_is_passed_over():
+    assert FINANCE.page_kind("Lockheed Martin Corporation\nConsolidated Statements of Earnings1", 0.3) == (
+        "income_statement"
+    )
+
+
 def test_page_kinds_are_read_from_the_title_zone_of_number_dense_pages(tmp_path: Path):
     with SQLitePageRetriever(tmp_path / "r.sqlite") as retriever:
         retriever.index(

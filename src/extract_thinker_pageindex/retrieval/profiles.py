@@ -40,6 +40,9 @@ GENERAL_SYNONYMS: Mapping[str, tuple[str, ...]] = {
 }
 
 
+_FOOTNOTE_MARK = re.compile(r"(?<=[a-z])\d{1,2}\b")
+
+
 def _pattern(alternatives: list[str]) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b")
 
@@ -70,6 +73,7 @@ class RetrievalProfile:
         if numeric_share < self.min_numeric_share or not title_zone:
             return None
         text = " ".join(title_zone.lower().split())
+        text = _FOOTNOTE_MARK.sub("", text)  # "Statements of Earnings1": a footnote mark glued to a word
         for kind, pattern in self.page_kinds.items():
             if pattern.search(text):
                 return kind
