@@ -82,6 +82,19 @@ def test_function_words_that_matter_are_kept(query: str, words: list[str]):
     assert query_words(query) == words
 
 
+def test_proximity_pairs_are_phrases_of_the_query():
+    plan = analyse_query(
+        "What is the FY2021 capital expenditure amount (in USD billions) for PepsiCo? Use the statement of "
+        "cash flows."
+    )
+    assert ("capital", "expenditure") in plan.pairs
+    assert ("statement", "cash") in plan.pairs  # "of" between them is a function word
+    assert ("cash", "flows") in plan.pairs
+    # Across an instruction word, a parenthesis or a full stop there is no phrase.
+    assert ("expenditure", "pepsico") not in plan.pairs
+    assert ("pepsico", "statement") not in plan.pairs
+
+
 def test_a_query_of_only_instruction_words_still_searches_them():
     assert analyse_query("Round the answer").words == ["round", "answer"]
 

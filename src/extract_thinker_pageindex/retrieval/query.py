@@ -66,12 +66,17 @@ class QueryPlan:
         terms: ``(word, weight)`` in query order, each word once: written words 1.0, expansions less.
         asks_figure: The query asks for a number (an amount, a ratio, a total).
         text: The query as given, for the profile's patterns.
+        written: The words written in the query that are searched (no expansions).
+        pairs: Written words that stand next to each other in the query, as in a phrase ("capital
+            expenditure"), for the proximity bonus: only function words may stand between them, and no
+            punctuation, instruction word or dropped boilerplate.
     """
 
     terms: tuple[tuple[str, float], ...]
     asks_figure: bool = False
     text: str = ""
     written: tuple[str, ...] = field(default=())
+    pairs: tuple[tuple[str, str], ...] = field(default=())
 
     @property
     def words(self) -> list[str]:
@@ -111,6 +116,31 @@ def query_words(query: str) -> list[str]:
     return words
 
 
+_PHRASE_BREAK = re.compile(r"[.?!,;:()\[\]{}\"/|]")
+
+
+def _phrase_pairs(text: str, searched: set[str]) -> tuple[tuple[str, str], ...]:
+    """Pairs of searched words adjacent in ``text``: at most two function words between, no punctuation."""
+    pairs: list[tuple[str, str]] = []
+    previous: str | None = None
+    gap = 0
+    last_end = 0
+    for match in WORD.finditer(text):
+        word = match.group(0).lower()
+        if _PHRASE_BREAK.search(text, last_end, match.start()):
+            previous, gap = None, 0
+        last_end = match.end()
+        if word in searched:
+            if previous is not None and previous != word and gap <= 2 and (previous, word) not in pairs:
+                pairs.append((previous, word))
+            previous, gap = word, 0
+        elif word in ENGLISH_STOP_WORDS:
+            gap += 1
+        else:
+            previous, gap = None, 0  # an instruction word, or one dropped: the phrase ends here
+    return tuple(pairs)
+
+
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     escaped = r"\s+".join(re.escape(part) for part in phrase.split())
     return re.compile(rf"(?<![\w&]){escaped}(?![\w&])")
@@ -135,7 +165,8 @@ def analyse_query(
         The plan: terms with weights, and whether the query asks for a figure.
     """
     text = query.replace("’", "'")
-    content = _BOILERPLATE.sub(" ", text) if instruction_words else text
+    # Boilerplate becomes a full stop, so no phrase is taken across the words it held.
+    content = _BOILERPLATE.sub(" . ", text) if instruction_words else text
     written = query_words(content)
     if instruction_words:
         kept = [word for word in written if word not in INSTRUCTION_WORDS]
@@ -152,6 +183,7 @@ def analyse_query(
                         terms[word] = expansion_weight
     return QueryPlan(
         terms=tuple(terms.items()),
+        pairs=_phrase_pairs(content, set(written)),
         asks_figure=_ASKS_FIGURE.search(text) is not None,
         text=query,
         written=tuple(written),

@@ -22,7 +22,6 @@ page gives the index is read in :mod:`.page_text`.
 
 from __future__ import annotations
 
-import itertools
 import math
 import os
 import re
@@ -535,10 +534,12 @@ class SQLitePageRetriever:
             tokens = stems.get(word, ())
             if tokens and (tokens not in terms or terms[tokens][1] < weight):
                 terms[tokens] = (_quote(word), weight)
-        # Adjacent written words, as unordered near-pairs, for the proximity bonus.
+        # Words that stand together in the query (a phrase), as unordered near-pairs, for the proximity bonus.
         pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
-        ordered = [word for word in plan.written if stems.get(word)] if self.ranking.proximity else []
-        for left, right in itertools.pairwise(ordered):
+        phrase_pairs = plan.pairs if self.ranking.proximity else ()
+        for left, right in phrase_pairs:
+            if not stems.get(left) or not stems.get(right):
+                continue
             key = (stems[left], stems[right])
             if key not in pairs and key[0] != key[1]:
                 pairs[key] = f"NEAR({_quote(left)} {_quote(right)}, {PAIR_DISTANCE})"
