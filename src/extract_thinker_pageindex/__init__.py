@@ -57,6 +57,8 @@ if TYPE_CHECKING:
     from .pages import filter_pages, normalize_page_spec
     from .postprocess.continuations import group_continuations
     from .retrieval.contract_query import query_from_contract
+    from .retrieval.profiles import FINANCE, RetrievalProfile
+    from .retrieval.ranking import Ranking
     from .retrieval.sqlite import PageMatch, SQLitePageRetriever, query_words
     from .store import index_document, load_index, save_index
     from .summary import inspect, print_toc_tree
@@ -68,6 +70,7 @@ __all__ = [
     "DocumentLoaderPyMuPDF",
     "DocumentLoaderRAG",
     "EmptyDocumentError",
+    "FINANCE",
     "FORMAT_VERSION",
     "FailedPage",
     "FooterNode",
@@ -92,6 +95,8 @@ __all__ = [
     "PageMatch",
     "PageSpecError",
     "ParagraphNode",
+    "Ranking",
+    "RetrievalProfile",
     "RetrieverClosedError",
     "RetrieverError",
     "SQLitePageRetriever",
@@ -132,6 +137,9 @@ _LOCATIONS = {
     "query_words": ".retrieval.sqlite",
     "DocumentLoaderPageIndex": ".loaders.pageindex",
     "query_from_contract": ".retrieval.contract_query",
+    "FINANCE": ".retrieval.profiles",
+    "RetrievalProfile": ".retrieval.profiles",
+    "Ranking": ".retrieval.ranking",
     "ModelClient": ".llm",
     "print_toc_tree": ".summary",
     **{

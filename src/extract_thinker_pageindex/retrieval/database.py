@@ -250,6 +250,14 @@ def prepare_schema(
             "add the retriever's tables to this database."
         )
     if read_only_reason is not None:
+        if "pi_meta" in own:
+            with read_transaction(conn):
+                version = conn.execute("SELECT value FROM pi_meta WHERE key = 'schema_version'").fetchone()
+            if version is not None and version[0] == "1":
+                raise IndexFormatError(
+                    f"{path!r} holds a retriever index of schema version 1, and {read_only_reason}; open "
+                    "it once with write access to upgrade it to version 2 in place."
+                )
         missing = sorted((set(_PLAIN_TABLES) | set(_VIRTUAL_TABLES)) - own)
         if missing:
             raise IndexFormatError(

@@ -41,21 +41,31 @@ TITLE_LINE_CHARS = 80
 
 def title_zone(body: str) -> str:
     """A page's first heading-like lines: up to ``TITLE_ZONE_LINES`` short lines with letters in them,
-    before the first long line (running text). Page numbers and amounts are passed over; a Markdown
-    heading's ``#`` marks are dropped. A page that is little more than those lines has no title zone: its
-    first lines are all it says, not a title over something else."""
+    before the first line of running text (a long line, one that continues a sentence in lower case, or a
+    sentence of many words). Page numbers and amounts are passed over; a Markdown heading's ``#`` marks
+    are dropped. A title stands over something: a page with fewer than two lines after it has none."""
     lines: list[str] = []
+    rest = 0
     for line in body.splitlines():
         text = " ".join(line.lstrip("#").split())
         if not text or not any(character.isalpha() for character in text):
             continue
-        if len(text) > TITLE_LINE_CHARS:
-            break
+        if rest or len(lines) >= TITLE_ZONE_LINES or _running_text(text):
+            rest += 1
+            if rest >= 2:
+                break
+            continue
         lines.append(text)
-        if len(lines) >= TITLE_ZONE_LINES:
-            break
-    zone = "\n".join(lines)
-    return zone if len(zone) * 4 <= len(body) else ""
+    return "\n".join(lines) if rest >= 2 else ""
+
+
+def _running_text(line: str) -> bool:
+    words = line.split()
+    return (
+        len(line) > TITLE_LINE_CHARS
+        or line[0].islower()
+        or (line.endswith((".", ",", ";")) and len(words) > 8)
+    )
 
 
 def page_facts(body: str, profile: RetrievalProfile | None) -> tuple[str | None, float]:

@@ -9,6 +9,7 @@ The retriever uses it only when the document and the query both show the domain 
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -41,6 +42,11 @@ GENERAL_SYNONYMS: Mapping[str, tuple[str, ...]] = {
 
 
 _FOOTNOTE_MARK = re.compile(r"(?<=[a-z])\d{1,2}\b")
+_QUALIFIERS = re.compile(r"(?:\s*\b(?:condensed|consolidated|combined|unaudited|interim|selected))+\s*$")
+_COMPANY = re.compile(
+    r"\b(?:inc|incorporated|corp|corporation|company|co|ltd|limited|plc|llc|lp|group|holdings|sa|ag|nv)\.?$"
+)
+_TRAILER = re.compile(r"\s*(?:\([^)]*\)|-\s*continued|—\s*continued)\s*$")
 
 
 def _pattern(alternatives: list[str]) -> re.Pattern[str]:
@@ -53,8 +59,9 @@ class RetrievalProfile:
 
     Attributes:
         name: The profile's name, shown in ``repr`` and docs.
-        page_kinds: For each page kind, a regular expression matched against a page's title zone (its first
-            heading-like lines, lower-cased, white space collapsed).
+        page_kinds: For each page kind, a regular expression that a whole line of a page's title zone
+            must match (lower-cased, white space collapsed, qualifiers such as "consolidated" before it and
+            a parenthesis or footnote mark after it removed).
         query_kinds: For each page kind, a regular expression matched against the lower-cased query: the
             kind's own name ("cash flow statement") and the metrics read off it ("capital expenditure").
         synonyms: Lower-cased phrase -> phrases searched with it at a lower weight (acronyms both ways).
@@ -72,11 +79,21 @@ class RetrievalProfile:
         """The kind of a page from its title zone, or None."""
         if numeric_share < self.min_numeric_share or not title_zone:
             return None
-        text = " ".join(title_zone.lower().split())
-        text = _FOOTNOTE_MARK.sub("", text)  # "Statements of Earnings1": a footnote mark glued to a word
-        for kind, pattern in self.page_kinds.items():
-            if pattern.search(text):
-                return kind
+        # A title is a line of its own (or two, when it wraps): "Consolidated Balance Sheets (continued)",
+        # "NIKE, Inc. Consolidated Statements of Income", not "balance sheet activity" inside a sentence.
+        # Qualifiers ("consolidated") and the company's name may stand before it, a parenthesis or a
+        # footnote mark after it.
+        lines = [" ".join(line.replace("’", "'").split()) for line in title_zone.lower().splitlines()]
+        candidates = lines + [f"{first} {second}" for first, second in itertools.pairwise(lines)]
+        for candidate in candidates:
+            text = _TRAILER.sub("", _FOOTNOTE_MARK.sub("", candidate)).strip(" .:-—")
+            for kind, pattern in self.page_kinds.items():
+                for match in pattern.finditer(text):
+                    if match.end() != len(text):
+                        continue
+                    before = _QUALIFIERS.sub("", text[: match.start()]).strip(" ,.:-—")
+                    if not before or _COMPANY.search(before):
+                        return kind
         return None
 
     def kinds_asked(self, query: str) -> set[str]:
@@ -166,14 +183,17 @@ FINANCE = RetrievalProfile(
             [r"balance sheets?", r"statements? of (?:consolidated )?financial (?:position|condition)"]
         ),
         "income_statement": _pattern(
+            [r"statements? of (?:consolidated )?(?:operations|income|earnings)", r"income statements?"]
+        ),
+        # Its own kind, which no metric points to: revenue questions belong to the income statement.
+        "comprehensive_income": _pattern(
             [
-                r"statements? of (?:consolidated )?(?:operations|income|earnings)",
-                r"income statements?",
-                r"statements? of (?:consolidated )?comprehensive (?:income|loss|earnings)",
+                r"statements? of (?:consolidated )?comprehensive (?:income|loss|earnings)(?: \(loss\))?",
+                r"comprehensive (?:income|loss) statements?",
             ]
         ),
         "equity_statement": _pattern(
-            [r"statements? of (?:changes in )?(?:stockholders|shareholders|share ?owners)['’]? equity"]
+            [r"statements? of (?:changes in )?(?:stockholders|shareholders|share ?owners)'? equity"]
         ),
     },
     query_kinds={

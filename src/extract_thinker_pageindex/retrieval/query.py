@@ -28,29 +28,31 @@ MAX_WORD_LENGTH = 64
 # Words that tell the reader how to answer, never where the answer stands. Kept out of the ranking when
 # ``Ranking.query_weights`` is on; a query made only of them still searches them.
 _INSTRUCTION = """
-answer answers answering question questions respond response responses reply provide round rounded
-rounding decimal decimals places place perspective analyst analysts banker bankers resource resources
-judgment judgments judgement judgements basing based information info details detail outlined provided
-primarily referencing reference plainly clearly shown using use only assume assuming assumption calculate
-calculated calculating calculation compute computed computing help need want following metric metrics
-approximation approximate reasonable exact possible unit units percents usd millions billions thousands
-define defined definition formula according agreement taking account consider considering given please
-rely relying solely figure figures value values number numbers amount amounts report reported
+answer answers answering question questions respond round rounded rounding decimal decimals perspective
+analyst analysts banker bankers judgment judgments judgement judgements basing outlined primarily
+referencing plainly clearly assume assuming calculate calculated calculating calculation compute computed
+computing please approximation percents usd millions billions thousands according solely
 """
 INSTRUCTION_WORDS = frozenset(_INSTRUCTION.split())
-# Phrases of boilerplate whose words may be content elsewhere ("investment" in "investment banker").
+# Phrases of boilerplate whose words are content elsewhere ("information", "agreement", "value", "units"):
+# only the whole phrase is dropped, never the word on its own.
 _BOILERPLATE = re.compile(
     r"\b(?:you are an? [a-z ]{0,30}?(?:banker|analyst|expert|accountant)s?"
-    r"|investment (?:banker|analyst)s?|financial metrics?|decimal places?"
+    r"|(?:and )?your only resources?(?: ?\(s\))?(?: to answer)?"
+    r"|investment (?:banker|analyst)s?|(?:a |the )?financial metrics?|decimal places?"
+    r"|in agreement with the information(?: outlined| provided)?"
+    r"|(?:the |based on the |using the )?(?:information|details) (?:provided|outlined|shown)(?: in| within)?"
+    r"|in units of|provide a response|answer in|respond to the question"
+    r"|round(?:ed|ing)? (?:your |the )?(?:answers? |results? )?to (?:the nearest )?\w+"
+    r"(?: decimal places?| decimals?| digits?)?"
     r"|in (?:usd|us dollars|dollars|eur|euros)(?: (?:millions|billions|thousands))?"
     r"|here'?s the question|the following question)\b",
     re.IGNORECASE,
 )
 # A question that asks for a figure, not for a passage.
 _ASKS_FIGURE = re.compile(
-    r"\b(?:how (?:much|many)|what (?:was|were)|what (?:is|are) the (?:amount|total|value|number)"
-    r"|ratio|amount|total|margin|percent(?:age)?|average|growth|cagr|turnover|how large"
-    r"|calculate|compute|in (?:usd|us dollars|dollars)|round)\b|%",
+    r"\b(?:how (?:much|many)|amounts?|totals?|ratios?|margins?|percent(?:age)?s?|cagr|turnover|average"
+    r"|rates?|fees?|prices?|costs?|in (?:usd|us dollars|dollars|millions|billions|thousands))\b|%",
     re.IGNORECASE,
 )
 # Negations decide what a passage says; the retriever keeps them although English lists them as stop words.
@@ -99,6 +101,9 @@ def query_words(query: str) -> list[str]:
     """
     words: list[str] = []
     seen: set[str] = set()
+    letters = [match.group(0) for match in WORD.finditer(query) if match.group(0)[:1].isalpha()]
+    # In a query written in capitals or Title Case, a capital says nothing about a word.
+    mixed_case = sum(word[:1].isupper() for word in letters) * 2 < len(letters)
     for match in WORD.finditer(query):
         raw = match.group(0)
         word = raw.lower()
@@ -107,7 +112,7 @@ def query_words(query: str) -> list[str]:
         seen.add(word)
         if word in ENGLISH_STOP_WORDS and word not in _KEPT_FUNCTION_WORDS:
             # "AND" and "OR" in capitals are operators people type out of habit, never names.
-            capitalised = raw[:1].isupper() and not _sentence_start(query, match.start())
+            capitalised = mixed_case and raw[:1].isupper() and not _sentence_start(query, match.start())
             if not capitalised or word in _OPERATOR_WORDS:
                 continue
         words.append(word)

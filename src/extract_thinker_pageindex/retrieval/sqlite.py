@@ -183,13 +183,25 @@ class SQLitePageRetriever:
         self.ranking = ranking or Ranking()
         #: The domain profile (``FINANCE`` by default; ``None`` for none).
         self.profile = profile
+        if synonyms is not None and not isinstance(synonyms, Mapping):
+            raise InvalidOptionError(
+                f"synonyms must map a phrase to the phrases searched with it; got {type(synonyms).__name__}."
+            )
         merged: dict[str, tuple[str, ...]] = dict(GENERAL_SYNONYMS)
-        for phrase, expansions in (profile.synonyms if profile is not None else {}).items():
-            merged[phrase] = (*merged.get(phrase, ()), *expansions)
         for phrase, given in (synonyms or {}).items():
-            added = (given,) if isinstance(given, str) else tuple(map(str, given))
+            if isinstance(given, str):
+                added: tuple[str, ...] = (given,)
+            elif isinstance(given, Iterable) and all(isinstance(item, str) for item in given):
+                added = tuple(given)
+            else:
+                raise InvalidOptionError(f"synonyms[{phrase!r}] must be a string or a list of strings.")
             merged[str(phrase).lower()] = (*merged.get(str(phrase).lower(), ()), *added)
         self._synonyms = merged
+        # The profile's own synonyms join them only for a query the profile acts on (see _boost).
+        self._profile_synonyms: dict[str, tuple[str, ...]] = dict(merged)
+        if profile is not None:
+            for phrase, expansions in profile.synonyms.items():
+                self._profile_synonyms[phrase] = (*self._profile_synonyms.get(phrase, ()), *expansions)
         self.path = database_path(path)
         self.timeout = timeout
         self._busy_timeout = busy_timeout_ms(timeout)
@@ -446,70 +458,87 @@ class SQLitePageRetriever:
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}.")
         key = _doc_key(doc_id)
-        plan = self.plan(query)
-        words = plan.words
-        with self._session("read") as conn:
-            stems = self._stem(words)
-            with read_transaction(conn):
-                row = conn.execute(
-                    "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (key,)
-                ).fetchone()
-                if row is None:
-                    raise NoMatchError(f"Document {doc_id!r} is not indexed; index it before searching it.")
-                first_row, page_count = row
-                if not words or page_count == 0:
-                    return []
-                scores = self._score(conn, plan, stems, first_row, page_count)
-                if scores:
-                    self._boost(conn, plan, scores, first_row, page_count)
+        with self._session("read") as conn, read_transaction(conn):
+            row = conn.execute(
+                "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (key,)
+            ).fetchone()
+            if row is None:
+                raise NoMatchError(f"Document {doc_id!r} is not indexed; index it before searching it.")
+            first_row, page_count = row
+            facts = conn.execute(
+                "SELECT row, kind, numeric FROM pi_pages WHERE row BETWEEN ? AND ?",
+                (first_row, first_row + page_count - 1),
+            ).fetchall()
+            kinds = self._kinds_asked(query, facts)
+            plan = self.plan(query, profile=bool(kinds))
+            if not plan.terms or page_count == 0:
+                return []
+            stems = self._stem(plan.words)
+            scores = self._score(conn, plan, stems, first_row, page_count)
+            if scores:
+                self._boost(plan, kinds, facts, scores)
         ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:max_pages]
         return [
             PageMatch(page_number=rowid - first_row + 1, score=-round(score, 6)) for rowid, score in ranked
         ]
 
-    def plan(self, query: str) -> QueryPlan:
+    def plan(self, query: str, *, profile: bool = False) -> QueryPlan:
         """How a query is searched: its weighted terms and whether it asks for a figure (see
-        :func:`~extract_thinker_pageindex.retrieval.query.analyse_query`)."""
+        :func:`~extract_thinker_pageindex.retrieval.query.analyse_query`).
+
+        Args:
+            query: The query.
+            profile: Expand with the domain profile's synonyms too (as a search does when the profile acts
+                on the query and the document).
+        """
+        synonyms = self._profile_synonyms if profile else self._synonyms
         return analyse_query(
             query,
-            synonyms=self._synonyms if self.ranking.synonyms else None,
+            synonyms=synonyms if self.ranking.synonyms else None,
             instruction_words=self.ranking.query_weights,
             expansion_weight=self.ranking.expansion_weight,
         )
 
-    def _boost(
-        self, conn: sqlite3.Connection, plan: QueryPlan, scores: dict[int, float], first_row: int, count: int
-    ) -> None:
-        """Raise the pages the query's domain points to, by shares of the best lexical score.
+    def _kinds_asked(self, query: str, facts: Sequence[tuple[int, str | None, float]]) -> set[str]:
+        """The page kinds the profile points this query to in this document; empty when it stays inert.
 
-        A page of the statement the query names or implies gets ``statement_boost``; when the query asks
-        for a figure, a page that holds query words gets up to ``numeric_boost`` by its density of numbers
-        (full at ``NUMERIC_FULL``, the density of a financial statement).
+        It acts when the query names a statement or a metric of the profile and, under ``"auto"``, the
+        document has pages of at least two of its kinds (a report of the domain has a balance sheet and a
+        cash flow statement, not one page that happens to say one); ``"on"`` needs one such page.
+        """
+        if self.profile is None or self.ranking.profile == "off":
+            return set()
+        present = {kind for _, kind, _ in facts if kind is not None}
+        if len(present) < (2 if self.ranking.profile == "auto" else 1):
+            return set()
+        return self.profile.kinds_asked(query) & present
+
+    def _boost(
+        self,
+        plan: QueryPlan,
+        kinds: set[str],
+        facts: Sequence[tuple[int, str | None, float]],
+        scores: dict[int, float],
+    ) -> None:
+        """Raise pages that hold query words by what the query's domain and form point to, as a share of
+        the best lexical score: a page of the statement the query names or implies by
+        ``statement_boost``, and, when the query asks for a figure, a page by its density of numbers (up
+        to ``numeric_boost``, full at ``NUMERIC_FULL``, the density of a financial statement). The two add
+        up, so among the number-dense pages of a figure question the statement it points to comes first. A
+        page without any query word is never raised.
         """
         ranking = self.ranking
-        kinds = (
-            self.profile.kinds_asked(plan.text)
-            if self.profile is not None and ranking.profile != "off" and ranking.statement_boost > 0
-            else set()
-        )
-        figure = plan.asks_figure and ranking.numeric_density and ranking.numeric_boost > 0
-        if not kinds and not figure:
+        statement = ranking.statement_boost if kinds else 0.0
+        figure = ranking.numeric_boost if plan.asks_figure and ranking.numeric_density else 0.0
+        if not statement and not figure:
             return
-        facts = conn.execute(
-            "SELECT row, kind, numeric FROM pi_pages WHERE row BETWEEN ? AND ?",
-            (first_row, first_row + count - 1),
-        ).fetchall()
-        if ranking.profile == "auto" and len({kind for _, kind, _ in facts if kind is not None}) < 2:
-            # The document does not show the domain: a report of the domain has several kinds of titled
-            # pages (a balance sheet and a cash flow statement), not one page that happens to say one.
-            kinds = set()
         best = max(scores.values())
         for row, kind, numeric in facts:
-            bonus = ranking.statement_boost if kind is not None and kind in kinds else 0.0
-            if figure and row in scores:
-                bonus += ranking.numeric_boost * min(1.0, numeric / NUMERIC_FULL)
+            if row not in scores:
+                continue
+            bonus = (statement if kind in kinds else 0.0) + figure * min(1.0, numeric / NUMERIC_FULL)
             if bonus:
-                scores[row] = scores.get(row, 0.0) + best * bonus
+                scores[row] += best * bonus
 
     def _score(
         self,
