@@ -156,7 +156,7 @@ def analyse_query(
     *,
     synonyms: Mapping[str, Iterable[str]] | None = None,
     instruction_words: bool = True,
-    expansion_weight: float = 0.5,
+    expansion_weight: float = 0.75,
 ) -> QueryPlan:
     """Turn a query into weighted terms.
 
