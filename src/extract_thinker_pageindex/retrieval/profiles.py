@@ -102,6 +102,17 @@ class RetrievalProfile:
         return {kind for kind, pattern in self.query_kinds.items() if pattern.search(text)}
 
 
+# Ratios of a figure from the income statement to one from the balance sheet: they point to both.
+_RATIOS = [
+    r"inventory turnover",
+    r"days payable outstanding",
+    r"dpo",
+    r"days sales outstanding",
+    r"dso",
+    r"return on (?:assets|equity)",
+    r"ro[ae]",
+    r"asset turnover",
+]
 _CASH_FLOW_METRICS = [
     r"cash flows? statements?",
     r"statements? of (?:consolidated )?cash flows?",
@@ -137,14 +148,7 @@ _INCOME_METRICS = [
     r"(?:effective )?tax rate",
     r"profit margin",
     r"sg&a",
-    r"inventory turnover",
-    r"days payable outstanding",
-    r"dpo",
-    r"days sales outstanding",
-    r"dso",
-    r"return on (?:assets|equity)",
-    r"ro[ae]",
-    r"asset turnover",
+    *_RATIOS,
 ]
 _BALANCE_METRICS = [
     r"balance sheets?",
@@ -163,14 +167,7 @@ _BALANCE_METRICS = [
     r"goodwill",
     r"(?:quick|current|debt[- ]to[- ]equity) ratio",
     r"capital[- ]intensive",
-    r"days payable outstanding",
-    r"dpo",
-    r"days sales outstanding",
-    r"dso",
-    r"return on (?:assets|equity)",
-    r"ro[ae]",
-    r"asset turnover",
-    r"inventory turnover",
+    *_RATIOS,
 ]
 
 FINANCE = RetrievalProfile(
