@@ -500,14 +500,19 @@ def assert_read_only(result: dict[str, Any], reason: str) -> None:
         assert "is open read-only" in result[name] and reason in result[name]
 
 
-@pytest.mark.parametrize("journal", ["wal", "delete"])
-def test_a_read_only_file_is_opened_for_searching(open_folder: Path, journal: str) -> None:
-    path = open_folder / "pages.sqlite"
+def index_with_journal(path: Path, journal: str) -> Path:
+    """A retriever file left in the given journal mode ("wal", as the retriever writes it, or "delete")."""
     make_index(path)
     if journal == "delete":
         conn = sqlite3.connect(path)
         conn.execute("PRAGMA journal_mode = DELETE")
         conn.close()
+    return path
+
+
+@pytest.mark.parametrize("journal", ["wal", "delete"])
+def test_a_read_only_file_is_opened_for_searching(open_folder: Path, journal: str) -> None:
+    path = index_with_journal(open_folder / "pages.sqlite", journal)
     path.chmod(0o444)
     before = path.read_bytes()
     assert_read_only(as_another_user(lambda: read_only_session(path)), "the file is read-only")
@@ -516,12 +521,7 @@ def test_a_read_only_file_is_opened_for_searching(open_folder: Path, journal: st
 
 @pytest.mark.parametrize("journal", ["wal", "delete"])
 def test_a_file_in_a_read_only_folder_is_opened_for_searching(open_folder: Path, journal: str) -> None:
-    path = open_folder / "pages.sqlite"
-    make_index(path)
-    if journal == "delete":
-        conn = sqlite3.connect(path)
-        conn.execute("PRAGMA journal_mode = DELETE")
-        conn.close()
+    path = index_with_journal(open_folder / "pages.sqlite", journal)
     path.chmod(0o666)  # the file itself may be written: only the folder (for the journal) may not
     before = path.read_bytes()
     open_folder.chmod(0o555)
