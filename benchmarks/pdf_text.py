@@ -30,7 +30,7 @@ import pymupdf
 from rapidfuzz import fuzz
 
 from extract_thinker_pageindex import HeadingNode, build_index
-from extract_thinker_pageindex.build.pdf_text import normalise_title, parse_pdf_text
+from extract_thinker_pageindex.strategies.pdf_text import normalise_title, parse_pdf_text
 
 
 def structure(pdfs: list[Path]) -> None:

@@ -47,7 +47,7 @@ try:
     if kind == "baseline":
         import litellm, pymupdf, PIL.Image
         from extract_thinker_pageindex import build_index
-        from extract_thinker_pageindex.build import pdf_text, vision
+        from extract_thinker_pageindex.strategies import pdf_text, vision
         OUTCOME = "imports only: litellm, PyMuPDF, Pillow, the builders"
     elif kind == "image":
         from extract_thinker_pageindex import build_index

@@ -36,12 +36,6 @@ from extract_thinker_pageindex import (
     ParagraphNode,
     build_index,
 )
-from extract_thinker_pageindex.build.vision import (
-    MAX_IMAGE_DIMENSION,
-    MAX_IMAGE_SIDE,
-    image_page,
-    pdf_renderer,
-)
 from extract_thinker_pageindex.pdf import (
     MAX_PICTURE_PIXELS,
     MAX_PICTURE_SIDE,
@@ -52,6 +46,12 @@ from extract_thinker_pageindex.pdf import (
     open_pdf,
     pixmap_png,
     render_page_png,
+)
+from extract_thinker_pageindex.strategies.vision import (
+    MAX_IMAGE_DIMENSION,
+    MAX_IMAGE_SIDE,
+    image_page,
+    pdf_renderer,
 )
 from llm_server import Reply, completion_body
 
@@ -327,7 +327,7 @@ def test_a_59_megapixel_transparent_png_is_reduced_on_white_within_bounded_memor
         """
         import io
         from PIL import Image
-        from extract_thinker_pageindex.build.vision import image_page
+        from extract_thinker_pageindex.strategies.vision import image_page
 
         page = image_page(open(sys.argv[1], "rb").read(), "'clear.png'")
         image = Image.open(io.BytesIO(page.png))

@@ -38,7 +38,7 @@ from extract_thinker_pageindex import (
     index_document,
     load_index,
 )
-from extract_thinker_pageindex.build.pdf_text import normalise_title, pdf_date
+from extract_thinker_pageindex.strategies.pdf_text import normalise_title, pdf_date
 from pdf_support import CATALOG, raw_pdf
 
 SAMPLE_PDF = Path(__file__).resolve().parents[1] / "examples" / "data" / "service-agreement.pdf"

@@ -726,7 +726,7 @@ def kill_while_indexing(sources: list[str], target: str, trials: int, seed: int,
 
     from extract_thinker_pageindex import index_document, load_index
 
-    importlib.import_module("extract_thinker_pageindex.build.pdf_text")  # forked writers start warm
+    importlib.import_module("extract_thinker_pageindex.strategies.pdf_text")  # forked writers start warm
     rng = random.Random(seed)
     outcomes = []
     for trial in range(trials):

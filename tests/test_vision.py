@@ -25,8 +25,8 @@ from extract_thinker_pageindex import (
     index_document,
     load_index,
 )
-from extract_thinker_pageindex.build.vision import MAX_CHUNK_CHARS, RenderedPage, scale_bbox, text_chunks
 from extract_thinker_pageindex.llm import ModelClient
+from extract_thinker_pageindex.strategies.vision import MAX_CHUNK_CHARS, RenderedPage, scale_bbox, text_chunks
 from llm_server import LLMServer, Reply, completion_body
 
 MODEL = "openai/test-vision"

@@ -15,10 +15,15 @@ from extract_thinker import LLM
 from PIL import Image
 
 from extract_thinker_pageindex import InvalidOptionError, LLMExtractionError, build_index
-from extract_thinker_pageindex.build.vision import MAX_CHUNK_CHARS, RenderedPage, extract_pages, text_chunks
 from extract_thinker_pageindex.llm import ModelClient
 from extract_thinker_pageindex.model import PageAnswer, TocEntryNode
 from extract_thinker_pageindex.postprocess.toc import toc_from_entries
+from extract_thinker_pageindex.strategies.vision import (
+    MAX_CHUNK_CHARS,
+    RenderedPage,
+    extract_pages,
+    text_chunks,
+)
 from llm_server import Reply, completion_body
 
 MODEL = "openai/test-vision"

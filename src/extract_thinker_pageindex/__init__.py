@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .build import build_index
     from .errors import (
         DocumentLoadError,
         EmptyDocumentError,
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
         RetrieverError,
         UnsupportedFormatError,
     )
+    from .indexing import build_index
     from .llm import ModelClient
     from .loaders.pageindex import DocumentLoaderPageIndex
     from .loaders.pymupdf import DocumentLoaderPyMuPDF
@@ -122,7 +122,7 @@ __all__ = [
 
 # Where each public name lives; resolved lazily by __getattr__ below.
 _LOCATIONS = {
-    "build_index": ".build",
+    "build_index": ".indexing",
     "filter_pages": ".pages",
     "normalize_page_spec": ".pages",
     "group_continuations": ".postprocess.continuations",

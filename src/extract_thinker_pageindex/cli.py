@@ -351,7 +351,7 @@ def _search_pages(file: str, password: str | None) -> list[dict[str, Any]]:
         from .pdf_pages import read_pdf_pages
 
         return read_pdf_pages(file, password=password)
-    from .build import build_index
+    from .indexing import build_index
 
     document = build_index(file)
     pages: list[dict[str, Any]] = [{"content": ""} for _ in range(document.source_page_count or 0)]

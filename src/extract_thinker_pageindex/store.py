@@ -372,7 +372,7 @@ def index_document(
         Whatever :func:`build_index` and :func:`save_index` raise. An existing index is left as it was
         unless the new one was written completely.
     """
-    from .build import build_index
+    from .indexing import build_index
 
     if output is None and not os.path.isfile(path) and options.get("content_type") is not None:
         raise InvalidOptionError("index_document() needs output= when the source is a string, not a file.")

@@ -83,7 +83,7 @@ class DocumentLoaderPageIndex(DocumentLoader):
         **options: Any,
     ) -> None:
         super().__init__(content, cache_ttl)
-        from ..build import build_index
+        from ..indexing import build_index
 
         accepted = set(pyinspect.signature(build_index).parameters) - {"source", "metadata"}
         unknown = sorted(set(options) - accepted - {"title", "author", "created_at", "updated_at"})
@@ -115,7 +115,7 @@ class DocumentLoaderPageIndex(DocumentLoader):
         return digest.hexdigest()[:40]
 
     def _document(self, source: Any) -> tuple[Document, bytes, str | None]:
-        from ..build import build_index
+        from ..indexing import build_index
         from ..store import load_index, save_index
 
         data, content_type, name, extension = _read(source)
@@ -185,7 +185,7 @@ class DocumentLoaderPageIndex(DocumentLoader):
             with open_pdf(data, password=self.options.get("password")) as pdf, PYMUPDF_LOCK:
                 return {page.index: render_page_png(pdf[page.index], dpi) for page in document.pages}
         if content_type == "image":
-            from ..build.vision import image_page
+            from ..strategies.vision import image_page
 
             return {0: image_page(data, "The image").png}  # bounded and turned upright, as the model saw it
         return {}

@@ -1,4 +1,4 @@
-"""Building a page index: one entry point, ``build_index``, that picks the builder for the source kind."""
+"""Building a page index: one entry point, ``build_index``, that picks the strategy for the source kind."""
 
 from __future__ import annotations
 
@@ -8,15 +8,15 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal
 
-from ..errors import InvalidOptionError, ModelRequiredError, PageIndexWarning, UnsupportedFormatError
-from ..llm import ModelClient, as_model_client
-from ..model import Document, FailedPage, HeadingNode, ModelUsage, Page, PageRefinement, TocEntry
-from ..pages import PageSpec, normalize_page_spec
-from ..postprocess.continuations import group_continuations
-from ..postprocess.ids import drop_dangling_references
-from ..postprocess.selection import restrict_pages
-from ..postprocess.toc import toc_from_entries, toc_from_sections
-from ..sources import Source, SourceInput, decode_text, resolve_source
+from .errors import InvalidOptionError, ModelRequiredError, PageIndexWarning, UnsupportedFormatError
+from .llm import ModelClient, as_model_client
+from .model import Document, FailedPage, HeadingNode, ModelUsage, Page, PageRefinement, TocEntry
+from .pages import PageSpec, normalize_page_spec
+from .postprocess.continuations import group_continuations
+from .postprocess.ids import drop_dangling_references
+from .postprocess.selection import restrict_pages
+from .postprocess.toc import toc_from_entries, toc_from_sections
+from .sources import Source, SourceInput, decode_text, resolve_source
 
 __all__ = ["STRATEGIES", "build_index"]
 
@@ -150,7 +150,7 @@ def build_index(
             raise UnsupportedFormatError(
                 "Markdown is parsed, not read by a vision model; use strategy='auto'."
             )
-        from .markdown import parse_markdown
+        from .strategies.markdown import parse_markdown
 
         parsed = parse_markdown(decode_text(resolved))
         all_pages = parsed.pages
@@ -165,13 +165,13 @@ def build_index(
             raise UnsupportedFormatError(
                 "Plain text is parsed, not read by a vision model; pass model= to read it with a model."
             )
-        from .text import parse_text
+        from .strategies.text import parse_text
 
         text = decode_text(resolved)
         if model is None:
             all_pages = parse_text(text)
         else:
-            from .vision import extract_text_pages
+            from .strategies.vision import extract_text_pages
 
             parts = text.split("\f")
             selected = normalize_page_spec(pages, len(parts))
@@ -207,7 +207,7 @@ def build_index(
             raise ModelRequiredError(
                 f"{resolved.name!r} is an image: reading it needs a vision model; pass model=."
             )
-        from .vision import extract_pages, image_page
+        from .strategies.vision import extract_pages, image_page
 
         normalize_page_spec(pages, 1)
         page = image_page(resolved.data, repr(resolved.name))
@@ -254,9 +254,9 @@ def _build_pdf(
     if strategy == "vision":
         if client is None:
             raise ModelRequiredError(f"strategy='vision' reads {name} with a vision model; pass model=.")
-        from ..pdf import open_pdf
-        from .pdf_text import pdf_date
-        from .vision import extract_pages, pdf_renderer
+        from .pdf import open_pdf
+        from .strategies.pdf_text import pdf_date
+        from .strategies.vision import extract_pages, pdf_renderer
 
         with open_pdf(resolved.data, password=password, name=name) as document:
             page_count = document.page_count
@@ -282,7 +282,7 @@ def _build_pdf(
         toc = toc_from_entries(result.toc_entries, result.pages) if result.toc_entries else None
         return _document(resolved, page_count, result.pages, toc, fields, finish, client)
 
-    from .pdf_text import parse_pdf_text
+    from .strategies.pdf_text import parse_pdf_text
 
     text = parse_pdf_text(
         resolved.data,
@@ -299,8 +299,8 @@ def _build_pdf(
         if client is None:
             _pages_need_vision(resolved.name, text.pages_without_text, on_page_error)
         else:
-            from ..pdf import open_pdf
-            from .vision import extract_pages, pdf_renderer
+            from .pdf import open_pdf
+            from .strategies.vision import extract_pages, pdf_renderer
 
             with open_pdf(resolved.data, password=password, name=name) as document:
                 read = extract_pages(
@@ -317,8 +317,8 @@ def _build_pdf(
                 text.toc = toc_from_entries(read.toc_entries, built)
             fields.update(_model_fields(client, read.failures))
     if finish.refine and client is not None and built:
-        from ..pdf import open_pdf
-        from .vision import pdf_renderer
+        from .pdf import open_pdf
+        from .strategies.vision import pdf_renderer
 
         with open_pdf(resolved.data, password=password, name=name) as document:
             fields["refinement"] = _refine(finish, built, pdf_renderer(document, dpi), client, dpi)
@@ -337,7 +337,7 @@ def _model_fields(client: ModelClient, failures: list[Any]) -> dict[str, Any]:
 
 
 def _title(client: ModelClient, pages: list[Page]) -> str | None:
-    from ..postprocess.title import infer_title
+    from .postprocess.title import infer_title
 
     return infer_title(client, pages) or _first_top_heading(pages)
 
@@ -362,8 +362,8 @@ def _refine(
     finish: _Finish, pages: list[Page], render: Callable[[int], Any], client: ModelClient, dpi: int
 ) -> list[PageRefinement]:
     """Review sampled pages against their images and read weak ones again with the reviewer's findings."""
-    from ..postprocess.refine import refine_pages
-    from .vision import PAGE_OBJECTIVE, extract_pages
+    from .postprocess.refine import refine_pages
+    from .strategies.vision import PAGE_OBJECTIVE, extract_pages
 
     def reextract(index: int, problems: list[str]) -> Page:
         findings = "\n".join(f"- {problem}" for problem in problems) or "- (no details given)"
@@ -388,7 +388,7 @@ def _refine(
         seed=finish.refine_seed,
     )
     if any(result.reextractions for result in results):
-        from .vision import nest_across_pages
+        from .strategies.vision import nest_across_pages
 
         nest_across_pages(pages)  # a page read again alone rejoins the sections open before it
     return results
@@ -421,7 +421,7 @@ def _document(
         **fields,
     )
     if client is not None and finish.abstract and not document.abstract:
-        from ..postprocess.abstract import chain_of_density
+        from .postprocess.abstract import chain_of_density
 
         written = chain_of_density(
             client, document, iterations=finish.abstract_iterations, words=finish.abstract_words
