@@ -26,7 +26,8 @@ from extract_thinker_pageindex import (
     load_index,
 )
 from extract_thinker_pageindex.llm import ModelClient
-from extract_thinker_pageindex.strategies.vision import MAX_CHUNK_CHARS, RenderedPage, scale_bbox, text_chunks
+from extract_thinker_pageindex.strategies.text_model import MAX_CHUNK_CHARS, text_chunks
+from extract_thinker_pageindex.strategies.vision import RenderedPage, scale_bbox
 from llm_server import LLMServer, Reply, completion_body
 
 MODEL = "openai/test-vision"

@@ -18,12 +18,8 @@ from extract_thinker_pageindex import InvalidOptionError, LLMExtractionError, bu
 from extract_thinker_pageindex.llm import ModelClient
 from extract_thinker_pageindex.model import PageAnswer, TocEntryNode
 from extract_thinker_pageindex.postprocess.toc import toc_from_entries
-from extract_thinker_pageindex.strategies.vision import (
-    MAX_CHUNK_CHARS,
-    RenderedPage,
-    extract_pages,
-    text_chunks,
-)
+from extract_thinker_pageindex.strategies.text_model import MAX_CHUNK_CHARS, text_chunks
+from extract_thinker_pageindex.strategies.vision import RenderedPage, extract_pages
 from llm_server import Reply, completion_body
 
 MODEL = "openai/test-vision"

@@ -171,7 +171,7 @@ def build_index(
         if model is None:
             all_pages = parse_text(text)
         else:
-            from .strategies.vision import extract_text_pages
+            from .strategies.text_model import extract_text_pages
 
             parts = text.split("\f")
             selected = normalize_page_spec(pages, len(parts))
@@ -207,7 +207,8 @@ def build_index(
             raise ModelRequiredError(
                 f"{resolved.name!r} is an image: reading it needs a vision model; pass model=."
             )
-        from .strategies.vision import extract_pages, image_page
+        from .strategies.page_images import image_page
+        from .strategies.vision import extract_pages
 
         normalize_page_spec(pages, 1)
         page = image_page(resolved.data, repr(resolved.name))
@@ -255,8 +256,9 @@ def _build_pdf(
         if client is None:
             raise ModelRequiredError(f"strategy='vision' reads {name} with a vision model; pass model=.")
         from .pdf import open_pdf
+        from .strategies.page_images import pdf_renderer
         from .strategies.pdf_text import pdf_date
-        from .strategies.vision import extract_pages, pdf_renderer
+        from .strategies.vision import extract_pages
 
         with open_pdf(resolved.data, password=password, name=name) as document:
             page_count = document.page_count
@@ -300,7 +302,8 @@ def _build_pdf(
             _pages_need_vision(resolved.name, text.pages_without_text, on_page_error)
         else:
             from .pdf import open_pdf
-            from .strategies.vision import extract_pages, pdf_renderer
+            from .strategies.page_images import pdf_renderer
+            from .strategies.vision import extract_pages
 
             with open_pdf(resolved.data, password=password, name=name) as document:
                 read = extract_pages(
@@ -318,7 +321,7 @@ def _build_pdf(
             fields.update(_model_fields(client, read.failures))
     if finish.refine and client is not None and built:
         from .pdf import open_pdf
-        from .strategies.vision import pdf_renderer
+        from .strategies.page_images import pdf_renderer
 
         with open_pdf(resolved.data, password=password, name=name) as document:
             fields["refinement"] = _refine(finish, built, pdf_renderer(document, dpi), client, dpi)
@@ -410,7 +413,7 @@ def _document(
             fields[key] = datetime.fromisoformat(fields[key])
     group_continuations(pages)
     drop_dangling_references(pages, [])  # the TOC is generated from sections: they must be sound first
-    toc = toc if toc is not None else toc_from_sections(pages)
+    toc = toc if toc is not None else toc_from_sections(pages, cover=source.extension == "pdf")
     drop_dangling_references(pages, toc)
     document = Document(
         name=source.name,

@@ -185,7 +185,7 @@ class DocumentLoaderPageIndex(DocumentLoader):
             with open_pdf(data, password=self.options.get("password")) as pdf, PYMUPDF_LOCK:
                 return {page.index: render_page_png(pdf[page.index], dpi) for page in document.pages}
         if content_type == "image":
-            from ..strategies.vision import image_page
+            from ..strategies.page_images import image_page
 
             return {0: image_page(data, "The image").png}  # bounded and turned upright, as the model saw it
         return {}

@@ -3,6 +3,7 @@
 Pages run in parallel (a bounded pool), are rendered only when a worker takes them (never all in memory),
 and each has a time budget over its retries. Image and table regions are cropped from the page image by
 the boxes the model gives, scaled from the model's coordinates (pixels, or 0-1000 for some families).
+The page images themselves are made in :mod:`.page_images`.
 """
 
 from __future__ import annotations
@@ -30,9 +31,22 @@ from ..model import (
     TableNode,
     TocEntryNode,
 )
-from ..pdf import MAX_RENDER_PIXELS, MAX_RENDER_SIDE, fit_scale
+from .page_images import MAX_IMAGE_DIMENSION, MAX_IMAGE_SIDE, RenderedPage, image_page, pdf_renderer
 
-__all__ = ["PAGE_OBJECTIVE", "PageFailure", "RenderedPage", "VisionResult", "extract_pages", "scale_bbox"]
+# The page images (RenderedPage, pdf_renderer, image_page and the image bounds) are made in
+# :mod:`.page_images` and re-exported here, where callers of the vision strategy have always found them.
+__all__ = [
+    "MAX_IMAGE_DIMENSION",
+    "MAX_IMAGE_SIDE",
+    "PAGE_OBJECTIVE",
+    "PageFailure",
+    "RenderedPage",
+    "VisionResult",
+    "extract_pages",
+    "image_page",
+    "pdf_renderer",
+    "scale_bbox",
+]
 
 PAGE_OBJECTIVE = """You turn one page of a document into its typed structure, for a page index that people and
 programs navigate, cite and extract from. You see the page as an image of {width} x {height} pixels.
@@ -61,19 +75,6 @@ Node types:
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 PAD = 0.01  # share of the page added around a cropped region
-
-
-@dataclass
-class RenderedPage:
-    """A page as the model sees it: PNG bytes, its pixel size, the page size in points, and how many
-    degrees clockwise the image was turned (0, 90, 180 or 270) so that its text reads left to right."""
-
-    png: bytes
-    width_px: int
-    height_px: int
-    width_pt: float
-    height_pt: float
-    rotation: int = 0
 
 
 def _unrotate(fx: float, fy: float, rotation: int) -> tuple[float, float]:
@@ -394,261 +395,3 @@ def extract_pages(
         listed = "; ".join(f"page {failure.index + 1}: {failure.reason}" for failure in failures)
         raise LLMExtractionError(f"Every page failed, so nothing was indexed. {listed}")
     return VisionResult(pages=pages, toc_entries=entries, failures=failures)
-
-
-# -- rendering ------------------------------------------------------------------------------------------
-
-
-# A line's writing direction (PyMuPDF's "dir", rounded) -> degrees clockwise that make it read left to right.
-_TURN = {(0, -1): 90, (-1, 0): 180, (0, 1): 270}
-
-
-def _text_rotation(page: Any) -> int:
-    """How far to turn the page image so that most of its text reads left to right (0 without text)."""
-    weights: dict[int, int] = {}
-    for block in page.get_text("dict", flags=0)["blocks"]:
-        for line in block.get("lines", []):
-            direction = (round(line["dir"][0]), round(line["dir"][1]))
-            chars = sum(len(span["text"].strip()) for span in line["spans"])
-            turn = _TURN.get(direction, 0)
-            weights[turn] = weights.get(turn, 0) + chars
-    return max(weights, key=lambda turn: weights[turn]) if weights else 0
-
-
-def pdf_renderer(document: Any, dpi: int) -> Callable[[int], RenderedPage]:
-    """Render pages of an open PyMuPDF document on demand (PyMuPDF is used under its lock), at ``dpi`` or
-    smaller: within ``MAX_RENDER_SIDE`` pixels a side and ``MAX_RENDER_PIXELS`` in all."""
-    from ..pdf import PYMUPDF_LOCK, page_matrix, pdf_errors
-
-    def render(index: int) -> RenderedPage:
-        from PIL import Image
-
-        with PYMUPDF_LOCK, pdf_errors(f"page {index + 1} of the PDF"):
-            page = document[index]
-            # get_pixmap honours the page's /Rotate; text set sideways is turned upright below. A page too
-            # large for the dpi is drawn smaller: boxes map back through the image's size either way.
-            pixmap = page.get_pixmap(matrix=page_matrix(page, dpi), alpha=False)
-            size = (pixmap.width, pixmap.height)
-            mode = "L" if pixmap.n == 1 else "RGB"
-            samples = bytes(pixmap.samples)
-            width_pt, height_pt = float(page.rect.width), float(page.rect.height)
-            # The text layer's directions are in the unrotated page; the pixmap already applies /Rotate.
-            rotation = (_text_rotation(page) - page.rotation) % 360
-        # PNG encoding is the slow part: done outside PyMuPDF's lock, so workers encode side by side.
-        image = Image.frombytes(mode, size, samples)
-        if rotation:
-            image = image.rotate(-rotation, expand=True)  # PIL turns counter-clockwise
-        out = io.BytesIO()
-        image.save(out, format="PNG", compress_level=1)
-        return RenderedPage(out.getvalue(), image.width, image.height, width_pt, height_pt, rotation)
-
-    return render
-
-
-MAX_IMAGE_PIXELS = 60_000_000  # larger images are refused: a decompression bomb or a scan at absurd DPI
-MAX_IMAGE_DIMENSION = 20_000  # a longer side is refused: a 1 x 59,000,000 strip is no page to read
-MAX_IMAGE_SIDE = MAX_RENDER_SIDE  # images go to the model at most this long a side, as PDF pages do
-# The formats image sources may have (by content, whatever the name says): no other decoder is reached.
-IMAGE_FORMATS = ("PNG", "JPEG", "GIF", "BMP", "WEBP", "TIFF")  # phone pictures (MPO) open as JPEG
-_STRIP_PIXELS = 1_000_000  # pixels converted at a time while a large image is reduced
-# EXIF orientation -> the turn that shows the photo as a viewer does.
-_EXIF_TURNS = {2: "FLIP_LEFT_RIGHT", 3: "ROTATE_180", 4: "FLIP_TOP_BOTTOM", 5: "TRANSPOSE"}
-_EXIF_TURNS.update({6: "ROTATE_270", 7: "TRANSVERSE", 8: "ROTATE_90"})
-
-
-def _has_alpha(image: Any) -> bool:
-    return image.mode in ("RGBA", "LA", "PA", "RGBa", "La") or "transparency" in image.info
-
-
-def _reduce(image: Any, size: tuple[int, int]) -> Any:
-    """``image`` reduced to ``size`` in RGB, transparency laid on white, with no second full-size copy.
-
-    The decoded image is first shrunk by a whole factor (box averages), a strip at a time, each strip
-    converted to RGB(A) on its own; the small result is then resampled to ``size``. Converting or resizing
-    the whole image at once would hold it twice (a 1 x 59,000,000 strip took 3 GB that way).
-    """
-    from PIL import Image
-
-    mode = "RGBA" if _has_alpha(image) else "RGB"
-    width, height = image.size
-    factor = max(1, min(width // size[0], height // size[1]))
-    rows = factor * max(1, _STRIP_PIXELS // (width * factor))
-    reduced = Image.new(mode, (-(-width // factor), -(-height // factor)))
-    for top in range(0, height, rows):
-        strip = image.crop((0, top, width, min(height, top + rows))).convert(mode)
-        reduced.paste(strip.reduce(factor) if factor > 1 else strip, (0, top // factor))
-        del strip
-    if reduced.size != size:
-        reduced = reduced.resize(size)
-    if mode == "RGBA":
-        reduced = Image.alpha_composite(Image.new("RGBA", size, "white"), reduced)
-    return reduced.convert("RGB")
-
-
-def decode_image(data: bytes, name: str) -> tuple[Any, tuple[int, int]]:
-    """An image file decoded within bounds, for the model: RGB, turned by its EXIF orientation, and no
-    larger than ``MAX_IMAGE_SIDE`` pixels a side and ``MAX_RENDER_PIXELS`` in all.
-
-    The header is checked before anything is decoded. A JPEG is decoded at 1/2, 1/4 or 1/8 of its size
-    when that still covers the result; other images are decoded whole (at most ``MAX_IMAGE_PIXELS``) and
-    reduced a strip at a time.
-
-    Args:
-        data: The file's bytes.
-        name: How messages name the image.
-
-    Returns:
-        The image, and the original's size (width, height) as it is viewed, in pixels.
-
-    Raises:
-        DocumentLoadError: not an image of a supported format, unreadable, over ``MAX_IMAGE_PIXELS``,
-            with a side over ``MAX_IMAGE_DIMENSION``, or a decompression bomb.
-    """
-    import warnings
-
-    from PIL import Image, UnidentifiedImageError
-
-    from ..errors import DocumentLoadError
-
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(io.BytesIO(data), formats=IMAGE_FORMATS) as opened:
-                width, height = opened.size  # from the header: nothing is decoded yet
-                if width * height > MAX_IMAGE_PIXELS:
-                    raise DocumentLoadError(
-                        f"{name} is {width} x {height} pixels, over the limit of {MAX_IMAGE_PIXELS:,}; "
-                        "scale it down first."
-                    )
-                if max(width, height) > MAX_IMAGE_DIMENSION:
-                    raise DocumentLoadError(
-                        f"{name} is {width} x {height} pixels, a side over the limit of "
-                        f"{MAX_IMAGE_DIMENSION:,}; crop it into pages or scale it down first."
-                    )
-                opened.seek(0)
-                scale = fit_scale(width, height, 1.0, max_side=MAX_IMAGE_SIDE, max_pixels=MAX_RENDER_PIXELS)
-                size = (max(1, int(width * scale)), max(1, int(height * scale)))
-                opened.draft("RGB", size)  # JPEG only: decode reduced, never below size
-                # Phone photos store their orientation in EXIF: turn them as a viewer would.
-                turn = _EXIF_TURNS.get(opened.getexif().get(0x0112, 1))
-                image = _reduce(opened, size)
-    except DocumentLoadError:
-        raise
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning) as exc:
-        raise DocumentLoadError(f"{name} is refused as a decompression bomb: {exc}") from exc
-    except (UnidentifiedImageError, OSError, ValueError, EOFError) as exc:
-        raise DocumentLoadError(f"{name} is not a readable image: {exc}") from exc
-    if turn is not None:
-        image = image.transpose(getattr(Image.Transpose, turn))
-        if turn in ("TRANSPOSE", "ROTATE_270", "TRANSVERSE", "ROTATE_90"):
-            width, height = height, width
-    return image, (width, height)
-
-
-def image_page(data: bytes, name: str) -> RenderedPage:
-    """An image source as one page: decoded safely (:func:`decode_image`), first frame, RGB PNG.
-
-    Raises:
-        DocumentLoadError: not an image, unreadable, or over the limits.
-    """
-    image, (width, height) = decode_image(data, name)
-    out = io.BytesIO()
-    image.save(out, format="PNG")
-    # For an image, one point is one pixel of the original.
-    return RenderedPage(out.getvalue(), image.width, image.height, float(width), float(height))
-
-
-# -- plain text with a model ----------------------------------------------------------------------------
-
-TEXT_OBJECTIVE = """You turn a passage of a plain-text document into its typed structure, for a page index.
-Answer with JSON {"nodes": [...]}: every piece of the passage in order, each with a passage-local "id"
-(n1, n2, ...) and "parent_id" (the id of the section it belongs to, or null). Types: "section" (with a
-2-3 sentence "description"), "heading" ("level" h1..h6, exact "content", parent_id its section),
-"paragraph" ("level" paragraph | citation | code | aside | abstract | footnote, exact "content"),
-"list_item" ("level" l1..l6, exact "content" without the bullet), "table" (the whole table as Markdown in
-"content"), "metadata". Copy the text exactly; never summarise it."""
-
-MAX_CHUNK_CHARS = 12_000  # about 3,000 tokens: a passage and its answer fit any current model
-
-
-def text_chunks(text: str, limit: int = MAX_CHUNK_CHARS) -> list[str]:
-    """Split text at paragraph boundaries into chunks of at most ``limit`` characters (a longer
-    paragraph is cut at line, then word, boundaries)."""
-    chunks: list[str] = []
-    current = ""
-    for paragraph in re.split(r"\n\s*\n", text):
-        pieces = [paragraph]
-        if len(paragraph) > limit:
-            pieces, piece = [], ""
-            # A "word" longer than the limit (a run without spaces) is cut into slices of the limit.
-            parts = re.split(r"(\s+)", paragraph)
-            words = [
-                part[start : start + limit] for part in parts for start in range(0, max(len(part), 1), limit)
-            ]
-            for word in words:
-                if len(piece) + len(word) > limit and piece:
-                    pieces.append(piece)
-                    piece = ""
-                piece += word
-            pieces.append(piece)
-        for piece in pieces:
-            if current and len(current) + len(piece) + 2 > limit:
-                chunks.append(current)
-                current = ""
-            current = f"{current}\n\n{piece}" if current else piece
-    if current.strip():
-        chunks.append(current)
-    return [chunk for chunk in chunks if chunk.strip()]
-
-
-def extract_text_pages(
-    pages_text: dict[int, str], client: ModelClient, *, parallel: int = 3, on_page_error: str = "raise"
-) -> VisionResult:
-    """Read plain-text pages (``{page index: text}``) with a model, chunk by chunk (never one unbounded
-    call), the nodes of each page's chunks merged in order."""
-    jobs = [
-        (index, number, chunk)
-        for index, text in pages_text.items()
-        for number, chunk in enumerate(text_chunks(text))
-    ]
-
-    def work(job: tuple[int, int, str]) -> tuple[list[Node], int] | PageFailure:
-        index, number, chunk = job
-        messages = [{"role": "system", "content": TEXT_OBJECTIVE}, {"role": "user", "content": chunk}]
-        try:
-            answer = client.ask(messages, PageAnswer, what=f"page {index + 1}, passage {number + 1}")
-        except LLMExtractionError as exc:
-            return PageFailure(index, str(exc))
-        ids, parents, lost = resolve_answer_ids(answer, f"p{index}-c{number}")
-        nodes: list[Node] = []
-        for node, node_id, parent in zip(answer.nodes, ids, parents, strict=True):
-            if isinstance(node, (TocEntryNode, AnswerImageNode)):
-                continue  # plain text has neither printed contents pages nor pictures
-            update: dict[str, Any] = {"id": node_id, "parent_id": parent}
-            if hasattr(node, "group_id"):
-                update["group_id"] = None
-            if isinstance(node, AnswerTableNode):
-                fields = {**node.model_dump(exclude={"bbox", "image_data", "image_path"}), **update}
-                nodes.append(TableNode(**fields))
-            else:
-                nodes.append(node.model_copy(update=update))
-        return nodes, lost
-
-    with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:
-        outcomes = list(pool.map(work, jobs))
-    failures = [outcome for outcome in outcomes if isinstance(outcome, PageFailure)]
-    if failures and on_page_error == "raise":
-        listed = "; ".join(failure.reason for failure in failures)
-        raise LLMExtractionError(f"{len(failures)} passage(s) could not be read by the model. {listed}")
-    failed_pages = {failure.index for failure in failures}
-    if failures and failed_pages >= set(pages_text):
-        listed = "; ".join(failure.reason for failure in failures)
-        raise LLMExtractionError(f"Every page failed, so nothing was indexed. {listed}")
-    merged: dict[int, list[Node]] = {index: [] for index in pages_text if index not in failed_pages}
-    for (index, _, _), outcome in zip(jobs, outcomes, strict=True):
-        if index in merged and not isinstance(outcome, PageFailure):
-            merged[index].extend(outcome[0])
-    pages = [Page(index=index, nodes=nodes) for index, nodes in merged.items()]
-    nest_across_pages(pages)
-    unique = {failure.index: failure for failure in failures}
-    return VisionResult(pages=pages, failures=list(unique.values()))
