@@ -1,17 +1,17 @@
 """Heading and TOC quality against PDF outlines: the metric of ../shared/eval/structure/README.md.
 
-For each PDF with an outline, the reference is every outline entry of level 1 or 2 whose title is printed on its
-target page (as one line or two joined lines, fuzzy ratio >= 85 after lower-casing and folding whitespace). An
+For each PDF with an outline, the reference is every outline entry of level 1 or 2 whose title is printed on
+its target page (as one line or two joined lines, fuzzy ratio >= 85 after lower-casing and folding whitespace). An
 entry is recovered when a detected heading on the same page matches its title (fuzzy ratio >= 85):
 
 - strict: the whole title, letters and digits only, lower case;
 - numbering-tolerant: the same with leading numbering ("1.2", "Item 7.", "PART II", "Note 4", "A-1 -")
   removed from both sides.
 
-Also measured: headings detected per outline entry of any level (over-segmentation), level order (a recovered level-1
-entry's heading is shallower than the headings of its recovered level-2 children), and for a TOC built without
+Also measured: headings detected per outline entry of any level (over-segmentation), level order (a recovered
+level-1 entry's heading is shallower than the headings of its recovered level-2 children), and for a TOC built without
 the outline: precision (entries whose title matches an outline entry), right page (among those), and right
-nesting (a matched entry's parent is matched to an outline ancestor of its own match).
+nesting (where the outline nests an entry under another that the TOC also has, the TOC does too).
 
 Parsers are functions ``path -> Parsed`` (headings per page index, and optionally a TOC); ``evaluate`` scores
 one. Used by ``benchmarks/pdf_text.py``.
@@ -205,12 +205,20 @@ def evaluate(name: str, path: Path, parsed: Parsed) -> Score:
             if match is not None:
                 score.toc_matched += 1
                 score.toc_page_right += entries[match].page == item.page
-        for item, match in zip(parsed.toc, matched, strict=True):
-            if match is None or item.parent is None or matched[item.parent] is None:
+        # Nesting is judged where the outline itself nests: an entry whose outline match has a parent that
+        # some TOC entry also matched must sit under that entry (at any depth).
+        entry_of = {match: position for position, match in enumerate(matched) if match is not None}
+        for position, match in enumerate(matched):
+            if match is None:
+                continue
+            outline_parent = entries[match].parent
+            while outline_parent is not None and outline_parent not in entry_of:
+                outline_parent = entries[outline_parent].parent
+            if outline_parent is None:
                 continue
             score.toc_nest_pairs += 1
-            ancestor, wanted = entries[match].parent, matched[item.parent]
+            wanted, ancestor = entry_of[outline_parent], parsed.toc[position].parent
             while ancestor is not None and ancestor != wanted:
-                ancestor = entries[ancestor].parent
+                ancestor = parsed.toc[ancestor].parent
             score.toc_nest_right += ancestor is not None
     return score

@@ -11,7 +11,7 @@ from ..model import HeadingNode, Page, SectionNode, TocEntry, TocEntryNode
 __all__ = ["comparable_title", "toc_from_entries", "toc_from_sections"]
 
 
-def toc_from_sections(pages: Sequence[Page]) -> list[TocEntry]:
+def toc_from_sections(pages: Sequence[Page], *, cover: bool = False) -> list[TocEntry]:
     """One TOC entry per titled section, nested as the sections nest.
 
     Each entry targets its section and the page the section opens on; its level is its depth in the tree
@@ -19,6 +19,9 @@ def toc_from_sections(pages: Sequence[Page]) -> list[TocEntry]:
 
     Args:
         pages: Pages whose section and heading nodes already carry document-unique ids.
+        cover: The first page may be a cover (a PDF): headings there that would stand at the top level
+            after the first one (the title) are put under the title, so that the form's name, the address
+            and the other cover lines do not stand beside the parts of the document.
 
     Returns:
         The entries in document order, with ``parent_id`` pointing at the enclosing section's entry.
@@ -28,7 +31,6 @@ def toc_from_sections(pages: Sequence[Page]) -> list[TocEntry]:
         for node in page.nodes:
             if isinstance(node, HeadingNode) and node.parent_id is not None:
                 titles.setdefault(node.parent_id, node.content)
-
     entries: list[TocEntry] = []
     entry_of_section: dict[str, TocEntry] = {}
     section_parent: dict[str, str | None] = {}
@@ -47,6 +49,8 @@ def toc_from_sections(pages: Sequence[Page]) -> list[TocEntry]:
                 walked.add(ancestor)  # a cycle of parents must not hang the walk
                 ancestor = section_parent.get(ancestor)
             parent = entry_of_section.get(ancestor) if ancestor is not None else None
+            if parent is None and cover and page.index == 0 and entries and entries[0].target_page == 0:
+                parent = entries[0]  # a cover line, under the document's title
             depth = 1 if parent is None else min(int(parent.level[1:]) + 1, 6)
             entry = TocEntry(
                 id=f"toc-{len(entries) + 1}",

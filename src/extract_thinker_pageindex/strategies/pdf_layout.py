@@ -6,6 +6,7 @@ This module knows PyMuPDF; the heading, header/footer and list logic in ``pdf_te
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,7 +33,8 @@ class Line:
     chars: int = 0
     max_gap: float = 0.0  # widest horizontal gap between two pieces of text on the line (table cells)
     pieces: int = 1  # how many side-by-side pieces were joined into this line (cells, or "ITEM 1." + title)
-    lead: str = ""  # the text of the first piece
+    lead: str = ""  # the text of the first piece (in reading order: the rightmost one in right-to-left text)
+    underlined: bool = False  # a drawn rule runs under the text (and not much beyond it)
 
     @property
     def caps(self) -> bool:
@@ -82,12 +84,30 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
     return Line(clean, (x0, y0, x1, y1), size, bold, italic, block, sum(weights.values()), max_gap, 1, clean)
 
 
-def _join_side_by_side(left: Line, right: Line) -> Line:
-    """One line from two pieces on the same baseline band ("ITEM 1." and "Business", or table cells)."""
+_RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
+
+
+def _right_to_left(text: str) -> bool:
+    """Whether most letters of ``text`` are of a right-to-left script (Hebrew, Arabic, Syriac, Thaana...)."""
+    letters = sum(char.isalpha() for char in text)
+    return letters > 0 and len(_RTL.findall(text)) > letters / 2
+
+
+def _join_side_by_side(first: Line, second: Line) -> Line:
+    """One line from two pieces on the same baseline band ("ITEM 1." and "Business", or table cells).
+
+    The pieces are put in reading order whatever order the PDF wrote them in: left to right, or right to
+    left when the text is of a right-to-left script. Pieces that touch (a word cut into two runs) are
+    joined without a space.
+    """
+    left, right = (first, second) if first.bbox[0] <= second.bbox[0] else (second, first)
+    gap = max(0.0, right.bbox[0] - left.bbox[2])
+    ordered = (right, left) if _right_to_left(first.text + second.text) else (left, right)
+    separator = "" if gap <= 0.5 else " "
     weights = {left.size: left.chars}
     weights[right.size] = weights.get(right.size, 0) + right.chars
     return Line(
-        text=f"{left.text} {right.text}",
+        text=f"{ordered[0].text}{separator}{ordered[1].text}",
         bbox=(
             min(left.bbox[0], right.bbox[0]),
             min(left.bbox[1], right.bbox[1]),
@@ -99,15 +119,18 @@ def _join_side_by_side(left: Line, right: Line) -> Line:
         italic=left.italic and right.italic,
         block=left.block,
         chars=left.chars + right.chars,
-        max_gap=max(left.max_gap, right.max_gap, right.bbox[0] - left.bbox[2]),
+        max_gap=max(left.max_gap, right.max_gap, gap),
         pieces=left.pieces + right.pieces,
-        lead=left.lead,
+        lead=ordered[0].lead,
+        underlined=left.underlined and right.underlined,
     )
 
 
 def _same_band(a: Line, b: Line) -> bool:
+    """Whether ``b`` stands beside ``a`` (either side, not overlapping it) on the same baseline band."""
     overlap = min(a.bbox[3], b.bbox[3]) - max(a.bbox[1], b.bbox[1])
-    return overlap > 0.5 * min(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1]) and b.bbox[0] >= a.bbox[2] - 1
+    beside = b.bbox[0] >= a.bbox[2] - 1 or b.bbox[2] <= a.bbox[0] + 1
+    return overlap > 0.5 * min(a.bbox[3] - a.bbox[1], b.bbox[3] - b.bbox[1]) and beside
 
 
 def _column_order(blocks: list[dict[str, Any]], width: float) -> list[dict[str, Any]]:
@@ -218,6 +241,107 @@ def _split_at_gutter(block: dict[str, Any], width: float) -> list[dict[str, Any]
     return result
 
 
+def _runs_on(previous: Line, line: Line) -> bool:
+    """Whether ``line``, in a block of its own, goes on with the paragraph of ``previous``: same style and
+    left edge, just below it, and ``previous`` fills the measure (widely spaced text that MuPDF cut into
+    one block per line)."""
+    gap = line.bbox[1] - previous.bbox[3]
+    return (
+        _same_style(previous, line)
+        and abs(previous.bbox[0] - line.bbox[0]) <= 2
+        and -1 <= gap <= 0.8 * line.size
+        and previous.bbox[2]
+        >= max(previous.bbox[2], line.bbox[2]) - 0.05 * (previous.bbox[2] - previous.bbox[0])
+        and previous.pieces == line.pieces == 1
+    )
+
+
+def _same_style(a: Line, b: Line) -> bool:
+    return a.size == b.size and a.bold == b.bold and a.italic == b.italic
+
+
+def _split_units(lines: list[Line]) -> list[Line]:
+    """Renumber blocks so that each holds one unit: a paragraph, a title, a list item.
+
+    MuPDF may put a whole page in one block. Inside a block, a unit ends where the space between two
+    lines is clearly wider than the block's usual line spacing (a paragraph break), or where the size or
+    weight changes after a line that ends a sentence or has no words. Across blocks, a paragraph that
+    MuPDF cut into one block per line is made one unit again (see :func:`_runs_on`).
+    """
+    gaps: dict[int, list[float]] = {}
+    for previous, line in itertools.pairwise(lines):
+        if previous.block == line.block:
+            gaps.setdefault(line.block, []).append(line.bbox[1] - previous.bbox[3])
+    usual = {block: sorted(values)[len(values) // 2] for block, values in gaps.items()}
+    blocks = [line.block for line in lines]
+    number = -1
+    result: list[Line] = []
+    for position, line in enumerate(lines):
+        if position == 0:
+            number += 1
+        elif blocks[position - 1] != blocks[position]:
+            if not _runs_on(lines[position - 1], line):
+                number += 1
+        else:
+            previous = lines[position - 1]
+            gap = line.bbox[1] - previous.bbox[3]
+            restyled = (abs(line.size - previous.size) >= 1 or line.bold != previous.bold) and (
+                previous.text.endswith((".", ":", "?", "!"))
+                or not any(char.isalpha() for char in previous.text)
+            )
+            if gap > usual[blocks[position]] + max(2.0, 0.4 * min(line.size, previous.size)) or restyled:
+                number += 1
+        line.block = number
+        result.append(line)
+    return result
+
+
+def _rules(page: Any) -> list[tuple[float, float, float, float]]:
+    """The page's thin horizontal rules (drawn lines and flat rectangles), as boxes."""
+    found = []
+    for path in page.get_cdrawings():
+        x0, y0, x1, y1 = path["rect"]
+        if y1 - y0 <= 2.5 and x1 - x0 >= 4:
+            found.append((x0, y0, x1, y1))
+    return found
+
+
+def _may_be_title(line: Line, lines: list[Line], position: int) -> bool:
+    """A line worth checking for an underline: it opens its unit, is short, and is not running text."""
+    opens = position == 0 or lines[position - 1].block != line.block
+    return (
+        opens and not line.bold and len(line.text.split()) <= 18 and any(char.isalpha() for char in line.text)
+    )
+
+
+def _mark_underlines(page: Any, lines: list[Line]) -> None:
+    """Mark the lines a drawn rule underlines: the rule lies along the bottom of the text and covers most
+    of its width without running far past it (a table's border or a page-wide divider is no underline).
+    An underlined link is a link, not a title: lines inside a link's area are left alone. The page's
+    drawings are read only when it has a line that could be an underlined title."""
+    wanted = [line for position, line in enumerate(lines) if _may_be_title(line, lines, position)]
+    if not wanted:
+        return
+    rules = _rules(page)
+    if not rules:
+        return
+    links = [tuple(link["from"]) for link in page.get_links() if "from" in link]
+    for line in wanted:
+        x0, y0, x1, y1 = line.bbox
+        middle_x, middle_y = (x0 + x1) / 2, (y0 + y1) / 2
+        if any(lx0 <= middle_x <= lx1 and ly0 <= middle_y <= ly1 for lx0, ly0, lx1, ly1 in links):
+            continue
+        width, height = x1 - x0, y1 - y0
+        for rx0, ry0, rx1, ry1 in rules:
+            middle = (ry0 + ry1) / 2
+            if not y1 - 0.35 * height <= middle <= y1 + 0.3 * line.size:
+                continue
+            covered = min(x1, rx1) - max(x0, rx0)
+            if covered >= 0.6 * width and rx1 - rx0 <= 1.3 * width + 12:
+                line.underlined = True
+                break
+
+
 def read_page_lines(page: Any, index: int, flags: int) -> PageLines:
     """The text lines of a PyMuPDF page in reading order (call while holding ``PYMUPDF_LOCK``)."""
     data = page.get_text("dict", flags=flags)
@@ -229,14 +353,17 @@ def read_page_lines(page: Any, index: int, flags: int) -> PageLines:
         for part in _split_at_gutter(block, width)
     ]
     result = PageLines(index=index, width=width, height=float(data["height"]))
+    lines: list[Line] = []
     for number, block in enumerate(_column_order(blocks, result.width)):
         for raw in block.get("lines", []):
             line = _line_from_spans(raw["spans"], number)
             if line is None:
                 continue
-            previous = result.lines[-1] if result.lines else None
+            previous = lines[-1] if lines else None
             if previous is not None and previous.block == number and _same_band(previous, line):
-                result.lines[-1] = _join_side_by_side(previous, line)
+                lines[-1] = _join_side_by_side(previous, line)
             else:
-                result.lines.append(line)
+                lines.append(line)
+    result.lines = _split_units(lines)
+    _mark_underlines(page, result.lines)
     return result

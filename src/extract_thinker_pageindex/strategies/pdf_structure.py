@@ -10,22 +10,27 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from .pdf_layout import Line, PageLines
+from .pdf_contents import first_entry_line, is_contents_line, is_toc_page
+from .pdf_layout import COLUMN_MIN_WIDTH, Line, PageLines
 
 __all__ = [
     "body_size",
     "detect_headings",
     "find_running_lines",
-    "is_toc_page",
     "normalise_title",
     "outline_headings",
-    "printed_toc_entries",
 ]
 
 HEADER_BAND = 0.09  # top and bottom share of the page where running headers and footers live
 
 # A bullet or enumerator opening a list item: "•", "-", "1.", "(a)", "(iv)".
 BULLET = re.compile(r"^(?:[•●▪■◦○‣∙·\-–—*]|\(?[0-9]{1,2}[.)]|\(?[a-z][.)]|\([ivx]{1,4}\))\s+(?=\S)")
+# A title that may end in a period: numbered ("Item 4. Controls and Procedures.") or of four words at most.
+_ENDS_TITLE = re.compile(
+    r"^(?:(?:part|item|article|section|chapter|note)\s*[0-9ivxlc]+[a-z]?[.:\s]|\S+(?:\s+\S+){0,3}$)",
+    re.IGNORECASE,
+)
+_SYMBOL_BULLET = re.compile(r"^[•●▪■◦○‣∙·\-–—*]\s")
 _NUMBERED_PART = re.compile(r"^(part|article|chapter|book|title)\s+([0-9]+|[ivxlc]+)\b", re.IGNORECASE)
 _NUMBERED_ITEM = re.compile(r"^(item|section|§)\s*[0-9]+[a-z]?\b", re.IGNORECASE)
 # A numbering label that may stand apart from its title: "ITEM 1A.", "PART II", "Note 4", "3.2", "IV."
@@ -34,9 +39,6 @@ _LABEL = re.compile(
     r"|[0-9]+(?:\.[0-9]+)*|[ivxlc]+|[a-z])\.?$",
     re.IGNORECASE,
 )
-# A line of a printed table of contents: a title, then dot leaders or a wide gap, then a page number.
-_TOC_LINE = re.compile(r"(?:\.{4,}|…{2,}|\s)\s*(?:[0-9]{1,4}|[ivxlc]{1,6})$", re.IGNORECASE)
-_CONTENTS = re.compile(r"\b(contents|index)\b", re.IGNORECASE)
 _PAGE_NUMBER = re.compile(r"^\W*(?:page\s*)?#+(?:\s*(?:of|/)\s*#+)?\W*$")
 _NOT_WORD = re.compile(r"[\W_]+")
 FILENAME_TITLE = re.compile(
@@ -99,35 +101,94 @@ def body_size(pages: Iterable[PageLines]) -> float:
     return weights.most_common(1)[0][0] if weights else 10.0
 
 
+def _other_column(line: Line, other: Line, page: PageLines) -> bool:
+    """Whether ``other`` is running text of the other text column (so it says nothing about ``line``):
+    the two lie on opposite sides of the page's middle and ``other`` is a column's width of text."""
+    middle, margin = page.width / 2, page.width * 0.02
+    apart = (line.bbox[2] <= middle + margin and other.bbox[0] >= middle - margin) or (
+        other.bbox[2] <= middle + margin and line.bbox[0] >= middle - margin
+    )
+    return (
+        apart
+        and other.bbox[2] - other.bbox[0] >= page.width * COLUMN_MIN_WIDTH
+        and other.max_gap < 2 * other.size
+    )
+
+
 def _is_table_row(line: Line, page: PageLines) -> bool:
-    """Other text beside the line on the same band: a row of a table or statement, not a heading."""
+    """Other text beside the line on the same band: a row of a table or statement, not a heading.
+    Text of the other column of a two-column page does not count."""
     height = line.bbox[3] - line.bbox[1]
     for other in page.lines:
         if other is line:
             continue
         overlap = min(line.bbox[3], other.bbox[3]) - max(line.bbox[1], other.bbox[1])
-        if overlap > 0.5 * height:
+        if overlap > 0.5 * height and not _other_column(line, other, page):
             return True
     return False
 
 
-def _heading_like(line: Line, body: float) -> bool:
+# A heading's cue: set larger or bold (font cues), or, at body size, underlined, in capitals or numbered
+# ("Item 4.", "PART II"). Running text uses the last three too (links are underlined, names and table
+# captions are in capitals), so a line with only one of them must stand alone in its unit and introduce
+# running text. Italics alone are no cue: they mark emphasis, captions and notes as often as titles.
+FONT_CUES = ("size", "bold")
+
+
+def heading_cue(line: Line, body: float) -> str | None:
+    """What sets the line apart as a possible heading: "size", "bold", "underline", "caps", "numbered",
+    or ``None``."""
+    if line.size >= body * 1.15 or line.size >= body + 1:
+        return "size"
+    if line.size < body * 0.85:
+        return None
+    if line.bold:
+        return "bold"
+    if line.underlined:
+        return "underline"
+    if line.caps and sum(char.isalpha() for char in line.text) >= 4:
+        return "caps"
+    if _NUMBERED_PART.match(line.text) or _NUMBERED_ITEM.match(line.text):
+        return "numbered"
+    return None
+
+
+def _introduces_text(page: PageLines, after: int, body: float) -> bool:
+    """Whether the unit starting at line ``after`` is running text: body type, no cue of its own, and a
+    paragraph (two lines or more, or a line across much of the page)."""
+    lines = page.lines
+    if after >= len(lines):
+        return False
+    first = lines[after]
+    if heading_cue(first, body) is not None or first.max_gap > 2 * first.size:
+        return False
+    unit = [line for line in lines[after : after + 3] if line.block == first.block]
+    return len(unit) >= 2 or first.bbox[2] - first.bbox[0] >= 0.4 * page.width
+
+
+def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
+    """Whether a line may be (part of) a heading; a ``continuation`` line of a wrapped title may start in
+    lower case ("Implement roles and separation" / "of duties")."""
     text = line.text
     letters = sum(char.isalpha() for char in text)
     if letters < 2 or len(text) > 150 or len(text.split()) > 18:
         return False
     if letters < 0.5 * len(text.replace(" ", "")):
         return False  # mostly figures: a statement line
-    if text.endswith((":", ",", ";")) or (text.endswith(".") and not _LABEL.match(text)):
-        return False  # running text, not a title ("ITEM 1." and "IV." are labels, not sentences)
+    if text.endswith((":", ",", ";")):
+        return False  # running text goes on
+    if text.endswith(".") and not _LABEL.match(text) and not _ENDS_TITLE.match(text):
+        return False  # a sentence; short or numbered titles may end in a period ("Item 4. Controls.")
+    if _SYMBOL_BULLET.match(text):
+        return False  # "• Revenue of $8.6 billion": a list item, however bold
     first_letter = next((char for char in text if char.isalpha()), "")
-    if first_letter.islower() and not BULLET.match(text):
+    if first_letter.islower() and not BULLET.match(text) and not continuation:
         return False  # a sentence going on from the line before
     if text.startswith("(") and not BULLET.match(text):
         return False  # "(in millions)", "(continued)"
     if line.max_gap > 2 * line.size and not (line.pieces == 2 and _LABEL.match(line.lead)):
         return False  # cells of a table row set apart by wide gaps (but "ITEM 1.<tab>Business" is a title)
-    return line.size >= body * 1.15 or (line.bold and line.size >= body * 0.85)
+    return heading_cue(line, body) is not None
 
 
 def _style_key(line: Line) -> tuple[float, bool, bool, bool]:
@@ -189,89 +250,58 @@ def _has_text_between(
     return False
 
 
-def _toc_line(line: Line) -> bool:
-    return bool(_TOC_LINE.search(line.text)) and (
-        ".." in line.text or "…" in line.text or line.max_gap > 2 * line.size
-    )
-
-
-def is_toc_page(page: PageLines) -> bool:
-    """Whether a page is a printed table of contents: many lines end in a page number after leaders."""
-    entries = sum(1 for line in page.lines if _toc_line(line))
-    return entries >= 5 and entries >= 0.3 * len(page.lines)
-
-
-_ENTRY = re.compile(r"^(?P<title>.*?[^\s.…·])[\s.…·]*\s(?P<page>[0-9]{1,4}|[ivxlc]{1,6})$", re.IGNORECASE)
-
-
-def printed_toc_entries(pages: Sequence[PageLines]) -> list[tuple[int, Any]]:
-    """Entries read from the printed contents pages of a text layer: ``(page index, TocEntryNode)``.
-
-    A line ending in a page number after dot leaders or a wide gap is an entry (its title, its printed
-    page); a "PART II" line without a number groups the entries under it. Levels follow indentation.
-    """
-    from ..model import TocEntryNode
-
-    found: list[tuple[int, str, str | None, float]] = []  # (page index, title, printed page, x)
-    for page in pages:
-        if not is_toc_page(page):
-            continue
-        for line in page.lines:
-            match = _ENTRY.match(line.text) if _toc_line(line) else None
-            if match is not None and sum(char.isalpha() for char in match.group("title")) >= 2:
-                found.append((page.index, match.group("title").strip(), match.group("page"), line.bbox[0]))
-            elif _NUMBERED_PART.match(line.text) and len(line.text.split()) <= 12:
-                found.append((page.index, line.text.strip(), None, line.bbox[0]))
-    indents = sorted({round(x / 6) for *_, x in found})
-    entries = []
-    for number, (page_index, title, printed, x) in enumerate(found, start=1):
-        depth = 1 if _NUMBERED_PART.match(title) else min(indents.index(round(x / 6)) + 1, 6)
-        if any(_NUMBERED_PART.match(item[1]) for item in found) and not _NUMBERED_PART.match(title):
-            depth = min(depth + 1, 6)  # entries sit under the PART lines that group them
-        entries.append(
-            (
-                page_index,
-                TocEntryNode(id=f"printed-{number}", title=title, printed_page=printed, level=f"l{depth}"),
-            )
-        )
-    return entries
-
-
 def _page_heading_groups(
-    page_position: int, page: PageLines, running: dict[tuple[int, int], str], body: float
+    page_position: int,
+    page: PageLines,
+    running: dict[tuple[int, int], str],
+    body: float,
+    repeated: set[str] | frozenset[str] = frozenset(),
+    page_count: int | None = None,
 ) -> list[list[int]]:
     """The line positions of each heading found on one page (see :func:`detect_headings`)."""
     found: list[list[int]] = []
-    if is_toc_page(page):
-        # The entries of a printed contents page are not this page's headings; only its title is.
-        for position, line in enumerate(page.lines):
-            if (
-                _CONTENTS.search(line.text)
-                and (page_position, position) not in running
-                and _heading_like(line, body)
-            ):
-                return [[position]]
-        return []
     lines = page.lines
+    # The entries of a printed contents page are not this page's headings; its title and the headings
+    # above its first entry are.
+    end = first_entry_line(page) if is_toc_page(page, page_count) else len(lines)
     extent: dict[int, tuple[float, float]] = {}
     for line in lines:
         left, right = extent.get(line.block, (line.bbox[0], line.bbox[2]))
         extent[line.block] = (min(left, line.bbox[0]), max(right, line.bbox[2]))
 
     def wraps(line: Line, following: Line) -> bool:
-        # A wrapped title fills its block and goes on at the same left edge; centred title lines
-        # stacked in one block ("Company" / "Balance Sheets") are separate headings.
+        # A wrapped title fills its block and goes on at the same left edge. Centred lines stacked in one
+        # unit continue one title ("UNITED STATES" / "SECURITIES AND EXCHANGE COMMISSION"), unless the
+        # first repeats on other pages: a company's name over each statement's title is a label of its own.
         left, right = extent[line.block]
-        return line.bbox[2] >= right - 0.15 * (right - left) and abs(following.bbox[0] - line.bbox[0]) <= 2
+        if line.bbox[2] >= right - 0.15 * (right - left) and abs(following.bbox[0] - line.bbox[0]) <= 2:
+            return True
+        centre = (line.bbox[0] + line.bbox[2]) / 2
+        following_centre = (following.bbox[0] + following.bbox[2]) / 2
+        off_left = line.bbox[0] - left > 0.05 * page.width or following.bbox[0] - left > 0.05 * page.width
+        return (
+            off_left
+            and abs(centre - following_centre) <= 0.02 * page.width
+            and normalise_title(line.text) not in repeated
+        )
 
-    def candidate(position: int) -> bool:
-        return (page_position, position) not in running and _heading_like(lines[position], body)
+    def candidate(position: int, continuation: bool = False) -> bool:
+        return (page_position, position) not in running and _heading_like(lines[position], body, continuation)
 
     position = 0
     heading_end = -1  # the line after the last heading found on this page
     while position < len(lines):
         line = lines[position]
-        starts = position == 0 or lines[position - 1].block != line.block or position == heading_end
+        if position >= end and not is_contents_line(line):
+            position += 1
+            continue
+        # A heading opens its unit, or follows a heading or a running header written into the same block.
+        starts = (
+            position == 0
+            or lines[position - 1].block != line.block
+            or position == heading_end
+            or (page_position, position - 1) in running
+        )
         if not starts or not candidate(position):
             position += 1
             continue
@@ -282,14 +312,24 @@ def _page_heading_groups(
             and lines[position + len(members)].block == line.block
             and _style_key(lines[position + len(members)]) == _style_key(line)
             and wraps(lines[members[-1]], lines[position + len(members)])
-            and candidate(position + len(members))
+            and candidate(position + len(members), continuation=True)
         ):
             members.append(position + len(members))
         after = position + len(members)
         follows = after < len(lines) and lines[after].block == line.block
         # The first line of a bold paragraph is no heading: the same style goes on as running text.
-        bold_paragraph = follows and _style_key(lines[after]) == _style_key(line) and not candidate(after)
-        if not bold_paragraph and not any(_is_table_row(lines[member], page) for member in members):
+        # (Also when its last line runs on into the next: three lines of a paragraph are no title.)
+        bold_paragraph = (
+            follows
+            and _style_key(lines[after]) == _style_key(line)
+            and (not candidate(after) or wraps(lines[after - 1], lines[after]))
+            and not lines[after].text.startswith("(")  # "(unaudited; in millions)" is a note, not text
+        )
+        # Capitals, numbering or italics alone mark a heading only when nothing else stands in its unit.
+        weak = heading_cue(line, body) not in FONT_CUES and (
+            follows or not _introduces_text(page, after, body)
+        )
+        if not bold_paragraph and not weak and not any(_is_table_row(lines[m], page) for m in members):
             found.append(members)
             heading_end = after
         position = after
@@ -297,7 +337,7 @@ def _page_heading_groups(
 
 
 def detect_headings(
-    pages: Sequence[PageLines], running: dict[tuple[int, int], str]
+    pages: Sequence[PageLines], running: dict[tuple[int, int], str], page_count: int | None = None
 ) -> dict[tuple[int, int], tuple[int, str, int]]:
     """Headings by font statistics: ``(page position, first line position) -> (level, text, line count)``.
 
@@ -305,10 +345,19 @@ def detect_headings(
     to three lines of the same style; wrapped lines, which reach across the block, are merged.
     """
     body = body_size(pages)
+    # Lines that repeat on many pages (a company's name over each statement) are labels of their own.
+    seen = Counter(
+        normalise_title(line.text)
+        for page in pages
+        for line in page.lines
+        if len(line.text) <= 150 and heading_cue(line, body) is not None
+    )
+    limit = max(4, len(pages) * 0.1)
+    repeated = {text for text, count in seen.items() if count >= limit}
     groups = [
         (page_position, members)
         for page_position, page in enumerate(pages)
-        for members in _page_heading_groups(page_position, page, running, body)
+        for members in _page_heading_groups(page_position, page, running, body, repeated, page_count)
     ]
     groups = _drop_heading_lists(groups, pages, running)
     texts = {
@@ -317,7 +366,6 @@ def detect_headings(
     }
     # A "heading" repeated on many pages is page furniture ("Table of Contents" links, "(in millions)").
     repeats = Counter(normalise_title(text) for text in texts.values())
-    limit = max(4, len(pages) * 0.1)
     groups = [
         (where, members)
         for where, members in groups
@@ -331,6 +379,9 @@ def detect_headings(
         return (-style[0], not style[1], not style[2], not style[3])  # larger, bold, capitals, italics first
 
     kinds = {(where, members[0]): numbered(texts[(where, members[0])]) for where, members in groups}
+    if sum(1 for kind in kinds.values() if kind) < 3:
+        # One or two "Section 3 ..." lines do not make a numbered hierarchy: every heading ranks by style.
+        kinds = dict.fromkeys(kinds, 0)
     style_of = {(where, members[0]): _style_key(pages[where].lines[members[0]]) for where, members in groups}
     # Unnumbered headings set larger than the numbered ones (a cover's title) rank with the parts; the
     # others rank below the numbered levels, by style.
@@ -342,7 +393,7 @@ def detect_headings(
         if not kind and (reference is None or style_of[key][0] <= reference)
     }
     rank = {style: number for number, style in enumerate(sorted(below, key=prominence))}
-    raw: dict[tuple[int, int], int] = {}
+    raw: dict[tuple[int, int], float] = {}
     for key in kinds:
         if kinds[key]:
             raw[key] = kinds[key]  # PART-like 1, ITEM-like 2
@@ -350,6 +401,7 @@ def detect_headings(
             raw[key] = 3 + rank[style_of[key]]
         else:
             raw[key] = 1
+    _nest_numbered_members(groups, texts, raw)
     # Levels are made dense (1, 2, 3...) in the same order, so no level is skipped.
     dense = {level: number for number, level in enumerate(sorted(set(raw.values())), start=1)}
     return {
@@ -360,6 +412,40 @@ def detect_headings(
         )
         for where, members in groups
     }
+
+
+# A heading that names a numbered series ("Notes to Consolidated Financial Statements", "Exhibits") and the
+# members of the series that follow it ("NOTE 4. LEASES", "Exhibit 21").
+_SERIES = re.compile(
+    r"^(notes|exhibits|schedules|appendices|appendixes|annexes|attachments)\b", re.IGNORECASE
+)
+_MEMBER = re.compile(r"^(note|exhibit|schedule|appendix|annex|attachment)\s*[0-9a-z]{1,3}\b", re.IGNORECASE)
+
+
+def _nest_numbered_members(
+    groups: list[tuple[int, list[int]]], texts: dict[tuple[int, int], str], raw: dict[tuple[int, int], float]
+) -> None:
+    """Put the members of a numbered series under the heading that names the series, whatever their styles:
+    NOTE n under "Notes to ... Financial Statements", Exhibit n under "Exhibits". The series heading is
+    raised just above its members when its style ranks it below them; the series ends at the next heading
+    that ranks with or above the series heading and is no member."""
+    keys = [(where, members[0]) for where, members in groups]
+    for number, key in enumerate(keys):
+        series = _SERIES.match(texts[key])
+        if series is None:
+            continue
+        label = series.group(1).lower()
+        members: list[tuple[int, int]] = []
+        level = raw[key]  # where the series heading will rank
+        for other in keys[number + 1 :]:
+            member = _MEMBER.match(texts[other])
+            if member is not None and label.startswith(member.group(1).lower()[:4]):
+                members.append(other)
+                level = min(level, raw[other] - 0.5)
+            elif raw[other] <= level:
+                break
+        if len(members) >= 2:
+            raw[key] = level
 
 
 # -- headings from the outline ------------------------------------------------------------------------

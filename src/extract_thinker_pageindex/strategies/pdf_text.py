@@ -38,6 +38,7 @@ from ..model import (
 )
 from ..pages import PageSpec, normalize_page_spec
 from ..pdf import find_tables
+from .pdf_contents import printed_toc_entries
 from .pdf_layout import PageLines, read_page_lines
 from .pdf_structure import (
     BULLET,
@@ -46,7 +47,6 @@ from .pdf_structure import (
     find_running_lines,
     normalise_title,
     outline_headings,
-    printed_toc_entries,
 )
 
 __all__ = ["PdfTextResult", "normalise_title", "parse_pdf_text", "pdf_date"]
@@ -456,7 +456,7 @@ def parse_pdf_text(
                     lines = read[key[0]].lines[where[0] : where[0] + where[1]]
                     headings[key] = (level - top + 1, " ".join(line.text for line in lines), where[1])
     else:
-        headings = detect_headings(read, running)
+        headings = detect_headings(read, running, page_count)
 
     assembler = Assembler()
     result_pages = []
@@ -471,7 +471,7 @@ def parse_pdf_text(
         # its entries find their section.
         from ..postprocess.toc import toc_from_entries
 
-        printed = printed_toc_entries(read)
+        printed = printed_toc_entries(read, page_count)
         if printed:
             candidate = toc_from_entries(printed, result_pages)
             linked = sum(1 for entry in candidate if entry.target_section_id is not None)
