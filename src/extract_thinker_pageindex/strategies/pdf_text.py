@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import math
 import re
+import unicodedata
 import warnings
 from collections import Counter
 from collections.abc import Callable
@@ -55,8 +56,10 @@ log = logging.getLogger("extract_thinker_pageindex.pdf")
 
 Progress = Callable[[int, int], None]
 
-# A page with fewer visible characters than this has no usable text layer (a scan, a picture).
+# A page with fewer visible characters than this has no usable text layer (a scan, a picture). Characters
+# of the wide East Asian scripts (Chinese, Japanese, Korean) carry a word each: four of them are text.
 MIN_TEXT_CHARS = 16
+MIN_WIDE_CHARS = 4
 MIN_IMAGE_SIDE = 48.0  # points: smaller pictures are icons and rules, not content
 MIN_IMAGE_AREA = 0.01  # share of the page area
 CONTEXT_PAGES = 12  # unselected pages read to recognise running headers and footers in a selection
@@ -75,6 +78,14 @@ class PdfTextResult:
     updated_at: datetime | None = None
     pages_without_text: list[int] = field(default_factory=list)
     outline_note: str | None = None
+
+
+def has_text_layer(page: PageLines) -> bool:
+    """Whether a page has a usable text layer: 16 visible characters, or 4 of a wide East Asian script."""
+    if page.text_chars >= MIN_TEXT_CHARS:
+        return True
+    wide = sum(1 for line in page.lines for char in line.text if unicodedata.east_asian_width(char) in "WF")
+    return wide >= MIN_WIDE_CHARS
 
 
 def pdf_date(value: str | None) -> datetime | None:
@@ -488,7 +499,7 @@ def parse_pdf_text(
         author=(metadata.get("author") or "").strip() or None,
         created_at=pdf_date(metadata.get("creationDate")),
         updated_at=pdf_date(metadata.get("modDate")),
-        pages_without_text=[page.index for page in read if page.text_chars < MIN_TEXT_CHARS],
+        pages_without_text=[page.index for page in read if not has_text_layer(page)],
         outline_note=note,
     )
 
