@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -306,11 +307,17 @@ def _rules(page: Any) -> list[tuple[float, float, float, float]]:
     return found
 
 
-def _may_be_title(line: Line, lines: list[Line], position: int) -> bool:
-    """A line worth checking for an underline: it opens its unit, is short, and is not running text."""
+def _may_be_title(line: Line, lines: list[Line], position: int, unit_lines: int) -> bool:
+    """A line worth checking for an underline: it is a unit of its own (up to three wrapped lines), short,
+    in regular weight, and has words."""
     opens = position == 0 or lines[position - 1].block != line.block
     return (
-        opens and not line.bold and len(line.text.split()) <= 18 and any(char.isalpha() for char in line.text)
+        opens
+        and unit_lines <= 3
+        and not line.bold
+        and line.pieces <= 2
+        and len(line.text.split()) <= 18
+        and any(char.isalpha() for char in line.text)
     )
 
 
@@ -319,7 +326,10 @@ def _mark_underlines(page: Any, lines: list[Line]) -> None:
     of its width without running far past it (a table's border or a page-wide divider is no underline).
     An underlined link is a link, not a title: lines inside a link's area are left alone. The page's
     drawings are read only when it has a line that could be an underlined title."""
-    wanted = [line for position, line in enumerate(lines) if _may_be_title(line, lines, position)]
+    sizes = Counter(line.block for line in lines)
+    wanted = [
+        line for position, line in enumerate(lines) if _may_be_title(line, lines, position, sizes[line.block])
+    ]
     if not wanted:
         return
     rules = _rules(page)
