@@ -1,103 +1,248 @@
-"""The PDF text strategy: heading recovery against PDF outlines, speed next to raw PyMuPDF and pymupdf4llm,
-and peak memory, in one run.
+"""The PDF text strategy next to pymupdf4llm: headings and TOC against PDF outlines, speed, peak memory.
 
-Structure: for every PDF in DATA_DIR/pdfs that has an outline, the page index is built with
-``use_outline=False`` and each outline entry counts as recovered when a detected heading on the same page
-matches its title (rapidfuzz ratio >= 85 on normalised text). Printed per document, with how many headings
-were detected per outline entry, and the median.
+Structure: every PDF with an outline is parsed three ways, with the outline hidden from ours
+(``build_index(..., use_outline=False, strategy="text")``): ours, pymupdf4llm with its layout engine, and
+pymupdf4llm's legacy rules (markdown ``#`` lines as headings; no TOC; legacy makes a heading only of
+text larger than the body, so bold body-size headings of filings are missed). Each is scored by
+``benchmarks/structure_eval.py`` against the outline entries of level 1-2 printed on their target page:
+strict recovery (a heading on that page with the same title, fuzzy >= 85), numbering-tolerant recovery
+(leading "1.2", "Item 7.", "PART II" ignored), headings per outline entry (over-segmentation) and level order
+(a level-1 entry's heading shallower than its level-2 children's). Our TOC is scored for precision (entries
+matching an outline entry), right page and right nesting. Peers run in a fresh interpreter per mode and
+document (layout activation is global); their headings and timings (of to_markdown alone) are cached.
 
-Speed: pages/s of ``strategy="text"`` (no tables) over every page, next to raw ``page.get_text()`` over the
-same pages; pymupdf4llm's ``to_markdown`` and the table-finder variant on a sample of pages (both are slow).
+Speed: pages/s of raw ``page.get_text()`` and of ours over every page of every PDF; ours, ours with tables
+and both pymupdf4llm modes on the first pages of the first PDF.
 
 Memory: peak RSS of a fresh process indexing the largest PDF.
 
-Usage: python benchmarks/pdf_text.py ../shared/eval/financebench [--sample-pages 40]
+Usage: python benchmarks/pdf_text.py [DATA_DIR ...] [--no-peers] [--sample-pages 40]
+       [--cache /tmp/pdf_text_bench_cache] [-v]
+(each DATA_DIR holds pdfs/; default ../shared/eval/structure and ../shared/eval/financebench)
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import logging
 import os
+import re
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 import pymupdf
-from rapidfuzz import fuzz
+from structure_eval import Parsed, Score, TocItem, evaluate, reference
 
 from extract_thinker_pageindex import HeadingNode, build_index
-from extract_thinker_pageindex.strategies.pdf_text import normalise_title, parse_pdf_text
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DIRS = [
+    REPO_ROOT.parent / "shared" / "eval" / "structure",
+    REPO_ROOT.parent / "shared" / "eval" / "financebench",
+]
+PEERS = ["layout", "legacy"]  # pymupdf4llm with use_layout(True) and use_layout(False)
+PARSERS = ["ours", *PEERS]
+MARKDOWN_HEADING = re.compile(r"^(#{1,6})\s+(.*)$")
+
+# Runs pymupdf4llm in one mode on one document (optionally its first N pages) and writes the markdown of
+# each page with the seconds to_markdown took as JSON: {"seconds": s, "pages": [[page_index, text], ...]}.
+PEER_CODE = """
+import json, os, sys, time
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+import pymupdf4llm
+mode, path, out, count = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+pymupdf4llm.use_layout(mode == "layout")
+pages = list(range(count)) if count else None
+start = time.perf_counter()
+chunks = pymupdf4llm.to_markdown(path, page_chunks=True, show_progress=False, pages=pages)
+seconds = time.perf_counter() - start
+texts = []
+for position, chunk in enumerate(chunks):
+    metadata = chunk.get("metadata", {})
+    number = metadata.get("page_number", metadata.get("page"))
+    texts.append([number - 1 if number else position, chunk["text"]])
+with open(out, "w") as file:
+    json.dump({"seconds": seconds, "pages": texts}, file)
+"""
 
 
-def structure(pdfs: list[Path]) -> None:
-    print("Heading recovery with use_outline=False (outline entries found as headings on the same page)")
-    print(f"{'document':42}{'entries':>8}{'found':>7}{'recall':>8}{'headings':>10}{'per entry':>10}  outline")
-    recalls, valid_recalls = [], []
-    for path in pdfs:
-        with pymupdf.open(path) as document:
-            outline = document.get_toc(simple=True)
-        if not outline:
+@dataclass
+class Run:
+    parsed: Parsed
+    seconds: float
+
+
+def page_count(path: Path) -> int:
+    with pymupdf.open(path) as document:
+        return document.page_count
+
+
+def run_ours(path: Path) -> Run:
+    start = time.perf_counter()
+    document = build_index(path, use_outline=False, images=False, strategy="text")
+    seconds = time.perf_counter() - start
+    headings: dict[int, list[tuple[int, str]]] = {}
+    for page, node in document.iter_nodes():
+        if isinstance(node, HeadingNode):
+            headings.setdefault(page.index, []).append((int(node.level[1:]), node.content))
+    positions = {entry.id: position for position, entry in enumerate(document.toc)}
+    toc = [TocItem(entry.title, entry.target_page, positions.get(entry.parent_id)) for entry in document.toc]
+    return Run(Parsed(headings, toc), seconds)
+
+
+def markdown_headings(text: str) -> list[tuple[int, str]]:
+    """Markdown heading lines as (level, text), without emphasis markers."""
+    headings = []
+    for line in text.splitlines():
+        match = MARKDOWN_HEADING.match(line.strip())
+        if match:
+            title = re.sub(r"[*_]+", "", match.group(2)).strip()
+            if title:
+                headings.append((len(match.group(1)), title))
+    return headings
+
+
+def run_peer_process(mode: str, path: Path, count: int = 0) -> tuple[float, list[tuple[int, str]]]:
+    """pymupdf4llm in a fresh interpreter: seconds of to_markdown and (page index, markdown) per page."""
+    with tempfile.TemporaryDirectory() as folder:
+        out = Path(folder) / "peer.json"
+        command = [sys.executable, "-c", PEER_CODE, mode, str(path), str(out), str(count)]
+        subprocess.run(command, check=True, capture_output=True, text=True)
+        result = json.loads(out.read_text())
+    return result["seconds"], [(index, text) for index, text in result["pages"]]
+
+
+def run_peer(mode: str, path: Path, cache: Path) -> Run:
+    """A peer's headings on every page, from the cache when this file in this version was parsed before."""
+    stat = path.stat()
+    cached = cache / f"{path.name}.{stat.st_size}.{stat.st_mtime_ns}.{mode}.json"
+    if cached.exists():
+        result = json.loads(cached.read_text())
+    else:
+        seconds, pages = run_peer_process(mode, path)
+        headings = {index: markdown_headings(text) for index, text in pages}
+        found_headings = {index: found for index, found in headings.items() if found}
+        result = {"seconds": seconds, "headings": found_headings}
+        cache.mkdir(parents=True, exist_ok=True)
+        cached.write_text(json.dumps(result))
+    headings = {
+        int(index): [(level, text) for level, text in found] for index, found in result["headings"].items()
+    }
+    return Run(Parsed(headings), result["seconds"])
+
+
+def show(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def median(values: list[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return statistics.median(present) if present else None
+
+
+def lowest(values: list[float | None]) -> float | None:
+    present = [value for value in values if value is not None]
+    return min(present) if present else None
+
+
+def print_summary(label: str, scores: dict[str, list[Score]]) -> None:
+    for parser, items in scores.items():
+        if not items:
             continue
-        # The same validation build_index applies when use_outline=True.
-        note = parse_pdf_text(path.read_bytes(), name=path.stem, images=False).outline_note
-        built = build_index(path, use_outline=False, images=False)
-        detected: dict[int, list[str]] = {}
-        for page, node in built.iter_nodes():
-            if isinstance(node, HeadingNode):
-                detected.setdefault(page.index, []).append(normalise_title(node.content))
-        found = 0
-        for _level, title, page_number in outline:
-            wanted = normalise_title(title)
-            if any(fuzz.ratio(wanted, heading) >= 85 for heading in detected.get(page_number - 1, [])):
-                found += 1
-        headings = sum(len(items) for items in detected.values())
-        recall = found / len(outline)
-        recalls.append(recall)
-        if note is None:
-            valid_recalls.append(recall)
         print(
-            f"{path.stem:42}{len(outline):8}{found:7}{recall:8.2f}{headings:10}"
-            f"{headings / len(outline):10.2f}"
-            f"  {'valid' if note is None else 'ignored: ' + note}"
+            f"  {label:30}{parser:8}"
+            f"{show(median([score.strict_recall for score in items])):>9}"
+            f"{show(median([score.tolerant_recall for score in items])):>10}"
+            f"{show(lowest([score.tolerant_recall for score in items])):>9}"
+            f"{show(median([score.per_entry for score in items])):>11}"
+            f"{show(median([score.toc_precision for score in items]) if parser == 'ours' else None):>15}"
         )
-    if recalls:
-        print(f"{'median, every outline':42}{'':15}{statistics.median(recalls):8.2f}")
-    if valid_recalls:
-        print(f"{'median, outlines build_index accepts':42}{'':15}{statistics.median(valid_recalls):8.2f}")
+
+
+def structure(data_dirs: list[Path], peers: bool, cache: Path, verbose: bool) -> None:
+    parsers = PARSERS if peers else ["ours"]
+    every: dict[str, list[Score]] = {parser: [] for parser in parsers}
+    per_dir: dict[str, dict[str, list[Score]]] = {}
+    for data_dir in data_dirs:
+        print(f"Headings and TOC against the outlines of {data_dir / 'pdfs'} (outline hidden)")
+        print(
+            f"{'document':34}{'pages':>6}{'entries':>8}  {'parser':8}{'strict':>7}{'tolerant':>9}"
+            f"{'per entry':>10}{'order':>7}{'pages/s':>9}{'toc':>6}{'precision':>10}{'page':>6}{'nesting':>8}"
+        )
+        scores: dict[str, list[Score]] = {parser: [] for parser in parsers}
+        for path in sorted((data_dir / "pdfs").glob("*.pdf")):
+            if not reference(path)[1]:
+                continue
+            pages = page_count(path)
+            runs: dict[str, Run] = {"ours": run_ours(path)}
+            for mode in PEERS if peers else []:
+                runs[mode] = run_peer(mode, path, cache)
+            for row, (parser, run) in enumerate(runs.items()):
+                score = evaluate(parser, path, run.parsed)
+                scores[parser].append(score)
+                every[parser].append(score)
+                lead = f"{path.stem[:33]:34}{pages:6}{score.entries:8}" if row == 0 else " " * 48
+                toc = ""
+                if run.parsed.toc is not None:
+                    toc = (
+                        f"{score.toc_entries:6}{show(score.toc_precision):>10}"
+                        f"{show(score.toc_page):>6}{show(score.toc_nesting):>8}"
+                    )
+                print(
+                    f"{lead}  {parser:8}{show(score.strict_recall):>7}{show(score.tolerant_recall):>9}"
+                    f"{show(score.per_entry):>10}{show(score.level_order):>7}"
+                    f"{pages / run.seconds:9.1f}{toc}"
+                )
+            if verbose:
+                for page_index, title in scores["ours"][-1].misses:
+                    print(f"{'':50}ours misses p.{page_index + 1}: {title[:100]}")
+        per_dir[data_dir.name] = scores
+        print()
+    print(
+        f"  {'medians':30}{'parser':8}{'strict':>9}{'tolerant':>10}{'min tol.':>9}{'per entry':>11}"
+        f"{'toc precision':>15}"
+    )
+    for name, scores in per_dir.items():
+        print_summary(f"{name} ({len(scores['ours'])} PDFs)", scores)
+    print_summary(f"all ({len(every['ours'])} PDFs)", every)
     print()
 
 
-def speed(pdfs: list[Path], sample_pages: int) -> None:
-    total = sum(pymupdf.open(path).page_count for path in pdfs)
+def timed(action: Callable[[], object]) -> float:
     start = time.perf_counter()
-    for path in pdfs:
-        with pymupdf.open(path) as document:
-            for page in document:
-                page.get_text()
-    raw = total / (time.perf_counter() - start)
+    action()
+    return time.perf_counter() - start
 
-    start = time.perf_counter()
-    for path in pdfs:
-        build_index(path, strategy="text", images=False)
-    ours = total / (time.perf_counter() - start)
-    start = time.perf_counter()
-    for path in pdfs:
-        build_index(path, strategy="text")
-    ours_images = total / (time.perf_counter() - start)
+
+def speed(pdfs: list[Path], sample_pages: int, peers: bool) -> None:
+    total = sum(page_count(path) for path in pdfs)
+
+    def raw_text() -> None:
+        for path in pdfs:
+            with pymupdf.open(path) as document:
+                for page in document:
+                    page.get_text()
+
+    raw = total / timed(raw_text)
+    ours = total / timed(lambda: [build_index(path, strategy="text", images=False) for path in pdfs])
+    ours_images = total / timed(lambda: [build_index(path, strategy="text") for path in pdfs])
 
     sample = pdfs[0]
-    pages = f"1-{min(sample_pages, pymupdf.open(sample).page_count)}"
-    count = min(sample_pages, pymupdf.open(sample).page_count)
-    start = time.perf_counter()
-    build_index(sample, strategy="text", images=False, tables=True, pages=pages)
-    tables = count / (time.perf_counter() - start)
-    start = time.perf_counter()
-    build_index(sample, strategy="text", images=False, pages=pages)
-    ours_sample = count / (time.perf_counter() - start)
+    count = min(sample_pages, page_count(sample))
+    pages = f"1-{count}"
+    ours_sample = count / timed(lambda: build_index(sample, strategy="text", images=False, pages=pages))
+    tables = count / timed(
+        lambda: build_index(sample, strategy="text", images=False, tables=True, pages=pages)
+    )
 
     print(f"Speed over {total} pages of {len(pdfs)} PDFs (pages/s)")
     print(f"  raw page.get_text()                         {raw:9.1f}")
@@ -105,16 +250,11 @@ def speed(pdfs: list[Path], sample_pages: int) -> None:
     print(f"  build_index text strategy, with images      {ours_images:9.1f}   {ours_images / raw:.2f}x raw")
     print(f"  on {count} pages of {sample.stem}:")
     print(f"    build_index text strategy                 {ours_sample:9.1f}")
-    print(f"    build_index text strategy + tables        {tables:9.1f}   {tables / ours_sample:.3f}x")
-    try:
-        import pymupdf4llm
-    except ImportError:
-        print("    pymupdf4llm                               (not importable; pip install pymupdf4llm)")
-    else:
-        start = time.perf_counter()
-        pymupdf4llm.to_markdown(str(sample), pages=list(range(count)), show_progress=False)
-        llm = count / (time.perf_counter() - start)
-        print(f"    pymupdf4llm.to_markdown                   {llm:9.1f}   ours {ours_sample / llm:.1f}x")
+    print(f"    build_index text strategy + tables        {tables:9.1f}   {tables / ours_sample:.3f}x ours")
+    for mode in PEERS if peers else []:
+        seconds, _pages = run_peer_process(mode, sample, count)
+        peer = count / seconds
+        print(f"    pymupdf4llm.to_markdown, {mode:8}         {peer:9.1f}   ours {ours_sample / peer:.1f}x")
     print()
 
 
@@ -147,12 +287,17 @@ def memory(pdfs: list[Path]) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", type=Path)
+    parser.add_argument("data_dirs", type=Path, nargs="*", default=DEFAULT_DIRS, metavar="DATA_DIR")
+    parser.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--sample-pages", type=int, default=40)
+    parser.add_argument("--cache", type=Path, default=Path("/tmp/pdf_text_bench_cache"))
+    parser.add_argument("-v", "--verbose", action="store_true", help="list each of our misses")
     args = parser.parse_args()
-    pdfs = sorted((args.data_dir / "pdfs").glob("*.pdf"))
-    structure(pdfs)
-    speed(pdfs, args.sample_pages)
+    # The speed runs use outlines where valid; the "outline ignored" notes would interleave with the tables.
+    logging.getLogger("extract_thinker_pageindex").setLevel(logging.ERROR)
+    structure(args.data_dirs, args.peers, args.cache, args.verbose)
+    pdfs = [path for data_dir in args.data_dirs for path in sorted((data_dir / "pdfs").glob("*.pdf"))]
+    speed(pdfs, args.sample_pages, args.peers)
     memory(pdfs)
 
 
