@@ -1016,13 +1016,6 @@ def test_notes_nest_under_the_notes_heading_and_cover_lines_under_the_title(tmp_
     assert plain["One Market Street, San Francisco, California"] is None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="NOTE headings set larger than the Items rank with the PART headings (unnumbered and larger than "
-    "the numbered reference size), so _nest_numbered_members raises the Notes heading above PART; the "
-    "notes series then swallows the rest of the document: Item 9 nests under 'NOTE 2. REVENUE' and "
-    "PART III under the Notes heading",
-)
 def test_headings_after_the_notes_leave_the_notes_series(tmp_path: Path) -> None:
     document = pymupdf.open()
     for part, items in TEN_K_ITEMS.items():
@@ -1230,12 +1223,6 @@ def test_widely_spaced_justified_paragraph_lines_are_not_headings(tmp_path: Path
     check_spaced_report(write_spaced_report(tmp_path / "spaced.pdf", justify=True))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="pdf_layout._runs_on requires the previous line to reach within 5% of the next line's right "
-    "edge; in ragged-right text a line 20pt shorter than the next one ends the unit, and the three full "
-    "lines before it are taken for a wrapped 10.5pt title (a heading of three lines of prose)",
-)
 def test_widely_spaced_ragged_right_paragraph_lines_are_not_headings(tmp_path: Path) -> None:
     check_spaced_report(write_spaced_report(tmp_path / "spaced-ragged.pdf", justify=False))
 

@@ -39,8 +39,8 @@ class Line:
 
     @property
     def caps(self) -> bool:
-        letters = [char for char in self.text if char.isalpha()]
-        return len(letters) >= 2 and all(char.isupper() for char in letters)
+        """Every letter is a capital (and there are cased letters)."""
+        return self.text.isupper()
 
 
 @dataclass
@@ -244,15 +244,14 @@ def _split_at_gutter(block: dict[str, Any], width: float) -> list[dict[str, Any]
 
 def _runs_on(previous: Line, line: Line) -> bool:
     """Whether ``line``, in a block of its own, goes on with the paragraph of ``previous``: same style and
-    left edge, just below it, and ``previous`` fills the measure (widely spaced text that MuPDF cut into
-    one block per line)."""
+    left edge, just below it, and ``previous`` fills the measure, ragged right allowed (widely spaced text
+    that MuPDF cut into one block per line)."""
     gap = line.bbox[1] - previous.bbox[3]
     return (
         _same_style(previous, line)
         and abs(previous.bbox[0] - line.bbox[0]) <= 2
         and -1 <= gap <= 0.8 * line.size
-        and previous.bbox[2]
-        >= max(previous.bbox[2], line.bbox[2]) - 0.05 * (previous.bbox[2] - previous.bbox[0])
+        and previous.bbox[2] >= line.bbox[2] - 0.15 * (previous.bbox[2] - previous.bbox[0])
         and previous.pieces == line.pieces == 1
     )
 
@@ -307,18 +306,25 @@ def _rules(page: Any) -> list[tuple[float, float, float, float]]:
     return found
 
 
-def _may_be_title(line: Line, lines: list[Line], position: int, unit_lines: int) -> bool:
-    """A line worth checking for an underline: it is a unit of its own (up to three wrapped lines), short,
-    in regular weight, and has words."""
+def _may_be_title(line: Line, lines: list[Line], position: int, units: Counter[int], body: float) -> bool:
+    """A line worth checking for an underline: a unit of its own (up to three wrapped lines) in the page's
+    body type, shaped like a title (short, mostly letters, opening with a capital or a figure, not ending
+    like running text) and followed by a paragraph: what only an underline could make a heading."""
+    text = line.text
     opens = position == 0 or lines[position - 1].block != line.block
-    return (
-        opens
-        and unit_lines <= 3
-        and not line.bold
-        and line.pieces <= 2
-        and len(line.text.split()) <= 18
-        and any(char.isalpha() for char in line.text)
-    )
+    if not opens or units[line.block] > 3 or line.bold or line.pieces > 2 or len(text.split()) > 18:
+        return False
+    if line.size >= body * 1.15 or line.size >= body + 1 or line.caps:
+        return False  # a cue of its own already
+    if not (text[0].isupper() or text[0].isdigit()) or text.endswith((",", ";", ":")):
+        return False
+    after = position + units[line.block]
+    if after >= len(lines) or not (
+        units[lines[after].block] >= 2 or lines[after].bbox[2] - lines[after].bbox[0] > 200
+    ):
+        return False  # nothing like a paragraph follows
+    letters = sum(char.isalpha() for char in text)
+    return letters >= 2 and letters >= 0.5 * len(text.replace(" ", ""))
 
 
 def _mark_underlines(page: Any, lines: list[Line]) -> None:
@@ -326,9 +332,13 @@ def _mark_underlines(page: Any, lines: list[Line]) -> None:
     of its width without running far past it (a table's border or a page-wide divider is no underline).
     An underlined link is a link, not a title: lines inside a link's area are left alone. The page's
     drawings are read only when it has a line that could be an underlined title."""
-    sizes = Counter(line.block for line in lines)
+    units = Counter(line.block for line in lines)
+    weights: Counter[float] = Counter()
+    for line in lines:
+        weights[line.size] += line.chars
+    body = weights.most_common(1)[0][0] if weights else 10.0
     wanted = [
-        line for position, line in enumerate(lines) if _may_be_title(line, lines, position, sizes[line.block])
+        line for position, line in enumerate(lines) if _may_be_title(line, lines, position, units, body)
     ]
     if not wanted:
         return

@@ -292,8 +292,9 @@ def _page_heading_groups(
     heading_end = -1  # the line after the last heading found on this page
     while position < len(lines):
         line = lines[position]
-        if position >= end and not is_contents_line(line):
-            position += 1
+        contents = end < len(lines)
+        if (position >= end and not is_contents_line(line)) or (contents and _NUMBERED_PART.match(line.text)):
+            position += 1  # an entry of the contents, or a "PART I" line grouping its entries
             continue
         # A heading opens its unit, or follows a heading or a running header written into the same block.
         starts = (
@@ -401,7 +402,7 @@ def detect_headings(
             raw[key] = 3 + rank[style_of[key]]
         else:
             raw[key] = 1
-    _nest_numbered_members(groups, texts, raw)
+    _nest_numbered_members(groups, texts, raw, {key for key, kind in kinds.items() if kind})
     # Levels are made dense (1, 2, 3...) in the same order, so no level is skipped.
     dense = {level: number for number, level in enumerate(sorted(set(raw.values())), start=1)}
     return {
@@ -423,29 +424,39 @@ _MEMBER = re.compile(r"^(note|exhibit|schedule|appendix|annex|attachment)\s*[0-9
 
 
 def _nest_numbered_members(
-    groups: list[tuple[int, list[int]]], texts: dict[tuple[int, int], str], raw: dict[tuple[int, int], float]
+    groups: list[tuple[int, list[int]]],
+    texts: dict[tuple[int, int], str],
+    raw: dict[tuple[int, int], float],
+    numbered: set[tuple[int, int]],
 ) -> None:
     """Put the members of a numbered series under the heading that names the series, whatever their styles:
-    NOTE n under "Notes to ... Financial Statements", Exhibit n under "Exhibits". The series heading is
-    raised just above its members when its style ranks it below them; the series ends at the next heading
-    that ranks with or above the series heading and is no member."""
+    NOTE n under "Notes to ... Financial Statements", Exhibit n under "Exhibits".
+
+    The series heading is raised just above its members when its style ranks it below them, but never to
+    or above the PART or ITEM it stands in; members that rank that high are put just under it. The series
+    ends at the next heading that ranks with or above the series heading and is no member.
+    """
     keys = [(where, members[0]) for where, members in groups]
     for number, key in enumerate(keys):
         series = _SERIES.match(texts[key])
         if series is None:
             continue
         label = series.group(1).lower()
+        floor = next((raw[other] for other in reversed(keys[:number]) if other in numbered), 0.0)
         members: list[tuple[int, int]] = []
         level = raw[key]  # where the series heading will rank
         for other in keys[number + 1 :]:
             member = _MEMBER.match(texts[other])
             if member is not None and label.startswith(member.group(1).lower()[:4]):
                 members.append(other)
-                level = min(level, raw[other] - 0.5)
+                level = max(min(level, raw[other] - 0.5), floor + 0.25)
             elif raw[other] <= level:
                 break
         if len(members) >= 2:
             raw[key] = level
+            for member_key in members:
+                if raw[member_key] <= level:
+                    raw[member_key] = level + 0.125
 
 
 # -- headings from the outline ------------------------------------------------------------------------
