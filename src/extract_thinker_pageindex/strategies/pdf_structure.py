@@ -264,6 +264,11 @@ def _page_heading_groups(
     # The entries of a printed contents page are not this page's headings; its title and the headings
     # above its first entry are.
     end = first_entry_line(page) if is_toc_page(page, page_count) else len(lines)
+    # Below a contents page's title ("Table of Contents"), "PART I" lines group its entries.
+    titled = next(
+        (position for position, line in enumerate(lines[:end]) if is_contents_line(line)), len(lines)
+    )
+    titled = titled if end < len(lines) else len(lines)
     extent: dict[int, tuple[float, float]] = {}
     for line in lines:
         left, right = extent.get(line.block, (line.bbox[0], line.bbox[2]))
@@ -292,9 +297,9 @@ def _page_heading_groups(
     heading_end = -1  # the line after the last heading found on this page
     while position < len(lines):
         line = lines[position]
-        contents = end < len(lines)
-        if (position >= end and not is_contents_line(line)) or (contents and _NUMBERED_PART.match(line.text)):
-            position += 1  # an entry of the contents, or a "PART I" line grouping its entries
+        grouping = position > titled and _NUMBERED_PART.match(line.text)  # "PART I" grouping the entries
+        if (position >= end and not is_contents_line(line)) or grouping:
+            position += 1  # an entry of the contents
             continue
         # A heading opens its unit, or follows a heading or a running header written into the same block.
         starts = (
