@@ -1,17 +1,19 @@
 """Heading and TOC quality against PDF outlines: the metric of ../shared/eval/structure/README.md.
 
 For each PDF with an outline, the reference is every outline entry of level 1 or 2 whose title is printed on
-its target page (as one line or two joined lines, fuzzy ratio >= 85 after lower-casing and folding whitespace). An
-entry is recovered when a detected heading on the same page matches its title (fuzzy ratio >= 85):
+its target page (as one line or two joined lines, fuzzy ratio >= 85 after lower-casing and folding
+whitespace). An entry is recovered when a detected heading on the same page matches its title (fuzzy ratio
+>= 85):
 
 - strict: the whole title, letters and digits only, lower case;
 - numbering-tolerant: the same with leading numbering ("1.2", "Item 7.", "PART II", "Note 4", "A-1 -")
   removed from both sides.
 
-Also measured: headings detected per outline entry of any level (over-segmentation), level order (a recovered
-level-1 entry's heading is shallower than the headings of its recovered level-2 children), and for a TOC built without
-the outline: precision (entries whose title matches an outline entry), right page (among those), and right
-nesting (where the outline nests an entry under another that the TOC also has, the TOC does too).
+Also measured: headings detected per outline entry of any level (over-segmentation), level order (a
+recovered level-1 entry's heading is shallower than the headings of its recovered level-2 children), and for
+a TOC built without the outline: precision (entries whose title matches an outline entry), right page (among
+those), and right nesting (where the outline nests an entry under another that the TOC also has, the TOC
+does too).
 
 Parsers are functions ``path -> Parsed`` (headings per page index, and optionally a TOC); ``evaluate`` scores
 one. Used by ``benchmarks/pdf_text.py``.
@@ -19,6 +21,7 @@ one. Used by ``benchmarks/pdf_text.py``.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -143,7 +146,7 @@ def printed_lines(path: Path) -> dict[int, list[str]]:
         for page in document:
             lines = [" ".join(line.lower().split()) for line in page.get_text().splitlines()]
             lines = [line for line in lines if line]
-            found[page.number] = lines + [f"{a} {b}" for a, b in zip(lines, lines[1:], strict=False)]
+            found[page.number] = lines + [f"{a} {b}" for a, b in itertools.pairwise(lines)]
     return found
 
 
