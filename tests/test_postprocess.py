@@ -73,7 +73,7 @@ class Router:
             self.calls["abstract"] += 1
             self.abstract_inputs.append(len(body["messages"][1]["content"]))
             answer = {"missing_entities": ["x"], "abstract": f"Abstract {self.calls['abstract']}."}
-        elif "A reviewer checked" in system:
+        elif "A reviewer checked" in everything:  # the findings come after the fixed prefix
             self.calls["reread"] += 1
             answer = self.rereads.pop(0)
         else:

@@ -633,7 +633,7 @@ def test_a_429_storm_on_one_page_is_skipped_and_recorded_with_the_rest_kept(
 
     # The middle page has its own size, so the server can tell its requests from the others'.
     def reply(body: dict[str, Any]) -> Reply:
-        if "600 x 800 pixels" in json.dumps(body["messages"][0]):
+        if "600 x 800 pixels" in json.dumps(body["messages"]):
             return Reply(429, b'{"error": {"message": "slow down"}}')
         return answer({"type": "paragraph", "id": "p", "content": "Read."})
 
@@ -651,7 +651,7 @@ def test_a_429_storm_on_one_page_is_skipped_and_recorded_with_the_rest_kept(
 
     document, written = index_document(pdf, on_page_error="skip", **options)
 
-    stormed = [r for r in llm_server.requests if "600 x 800 pixels" in json.dumps(r["messages"][0])]
+    stormed = [r for r in llm_server.requests if "600 x 800 pixels" in json.dumps(r["messages"])]
     assert len(stormed) == ATTEMPTS and len(waits) == ATTEMPTS - 1
     assert len(llm_server.requests) == ATTEMPTS + 2
     assert [page.index for page in document.pages] == [0, 2]

@@ -149,8 +149,14 @@ def test_each_request_carries_one_png_page_and_the_objective(tmp_path: Path, llm
     image = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1])))
     assert image.size == (612, 792)  # 72 dpi: one pixel per point
     prompt = llm_server.prompt_texts(0)
-    assert "612 x 792 pixels" in prompt and "pixels of the 612 x 792 image" in prompt
-    assert "PageAnswer" in prompt  # the Contract is the response schema
+    assert "612 x 792 pixels" in prompt and "pixels of this 612 x 792 image" in prompt
+    # The page's own facts come after the fixed prefix: the system message says nothing of this page.
+    system = llm_server.requests[0]["messages"][0]["content"]
+    assert "612" not in system and "You turn one page of a document" in system
+    # The answer schema (the PageAnswer Contract, compacted) is in the prompt: this model has no
+    # structured output as litellm knows it.
+    assert '"toc_entry"' in system and "JSON schema" in system
+    assert "response_format" not in llm_server.requests[0]
 
 
 def test_boxes_in_pixels_are_scaled_to_points_and_cropped(tmp_path: Path, llm_server) -> None:

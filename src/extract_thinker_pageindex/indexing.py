@@ -211,8 +211,8 @@ def build_index(
         from .strategies.vision import extract_pages
 
         normalize_page_spec(pages, 1)
-        page = image_page(resolved.data, repr(resolved.name))
         client = as_model_client(model)
+        page = image_page(resolved.data, repr(resolved.name), client.image_limits)
         result = extract_pages(
             [0], lambda _: page, client, parallel=1, on_page_error=on_page_error, progress=progress
         )
@@ -265,7 +265,7 @@ def _build_pdf(
             selected = normalize_page_spec(pages, page_count)
             indices = [index for index in range(page_count) if selected is None or index in selected]
             info = dict(document.metadata or {})
-            render = pdf_renderer(document, dpi)
+            render = pdf_renderer(document, dpi, client.image_limits)
             result = extract_pages(
                 indices, render, client, parallel=parallel, on_page_error=on_page_error, progress=progress
             )
@@ -308,7 +308,7 @@ def _build_pdf(
             with open_pdf(resolved.data, password=password, name=name) as document:
                 read = extract_pages(
                     text.pages_without_text,
-                    pdf_renderer(document, dpi),
+                    pdf_renderer(document, dpi, client.image_limits),
                     client,
                     parallel=parallel,
                     on_page_error=on_page_error,
@@ -324,7 +324,9 @@ def _build_pdf(
         from .strategies.page_images import pdf_renderer
 
         with open_pdf(resolved.data, password=password, name=name) as document:
-            fields["refinement"] = _refine(finish, built, pdf_renderer(document, dpi), client, dpi)
+            fields["refinement"] = _refine(
+                finish, built, pdf_renderer(document, dpi, client.image_limits), client, dpi
+            )
     fields.update(
         title=text.title, author=text.author, created_at=text.created_at, updated_at=text.updated_at
     )
@@ -370,13 +372,11 @@ def _refine(
 
     def reextract(index: int, problems: list[str]) -> Page:
         findings = "\n".join(f"- {problem}" for problem in problems) or "- (no details given)"
-        objective = (
-            PAGE_OBJECTIVE
-            + "\n\nA reviewer checked an earlier extraction of this page and found these problems; "
-            + "avoid them:\n"
-            + findings.replace("{", "{{").replace("}", "}}")
+        notes = (
+            "A reviewer checked an earlier extraction of this page and found these problems; avoid them:\n"
+            + findings
         )
-        read = extract_pages([index], render, client, parallel=1, objective=objective)
+        read = extract_pages([index], render, client, parallel=1, objective=PAGE_OBJECTIVE, notes=notes)
         return read.pages[0]
 
     results = refine_pages(

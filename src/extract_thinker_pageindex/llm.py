@@ -1,6 +1,10 @@
-"""The one place that talks to models: ExtractThinker's ``LLM`` (instructor over litellm) with a per-call
-timeout, bounded retries with exponential backoff and jitter on rate limits, server errors, timeouts and
-connection errors, a bounded repair of invalid answers, and token accounting.
+"""The one place that talks to models: litellm's completion (or the router of an ExtractThinker ``LLM``)
+with a per-call timeout, bounded retries with exponential backoff and jitter on rate limits, server errors,
+timeouts and connection errors, a bounded repair of invalid answers, and token accounting.
+
+Requests are laid out by :mod:`.prompting`: a fixed prefix first (instructions, and the compact answer
+schema when the prompt carries it), byte-identical across a run's pages so that providers' prompt caching
+applies, then the per-page facts and the image. The answer is validated against the exact answer model.
 
 Model names, ``api_base`` and ``api_key`` follow litellm's conventions; so do its environment variables
 (``OPENAI_API_BASE`` and ``OPENAI_API_KEY`` with an ``openai/<name>`` model reach any OpenAI-compatible
@@ -11,9 +15,9 @@ from __future__ import annotations
 
 import base64
 import random
+import re
 import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
@@ -21,10 +25,22 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .errors import InvalidOptionError, LLMExtractionError
+from .pdf import DEFAULT_IMAGE_LIMITS, ImageLimits
 
-__all__ = ["ModelClient", "Usage", "as_model_client", "image_part"]
+__all__ = ["IMAGE_LIMITS", "ImageLimits", "ModelClient", "Usage", "as_model_client", "image_part"]
 
 T = TypeVar("T", bound=BaseModel)
+
+#: The page image each model family sees, after its provider's own downscaling (documented in
+#: docs/models.md): OpenAI fits a high-detail image in 2048 x 2048 and then scales its shorter side to 768;
+#: Anthropic resizes past 1568 px on the long side or about 1.15 megapixels; Gemini tiles images in
+#: 768 px squares (1536 px: four tiles); Qwen-VL's default is at most 1280 patches of 28 x 28 px.
+IMAGE_LIMITS: dict[str, ImageLimits] = {
+    "openai": ImageLimits(max_side=2048, max_pixels=2048 * 768, max_short_side=768),
+    "anthropic": ImageLimits(max_side=1568, max_pixels=1_150_000),
+    "gemini": ImageLimits(max_side=1536, max_pixels=1536 * 1536),
+    "qwen": ImageLimits(max_side=2048, max_pixels=1280 * 28 * 28),
+}
 
 # Families that answer bounding boxes in 0-1000 coordinates rather than pixels of the image they saw.
 NORMALISED_BBOX_FAMILIES = ("glm-4", "glm4", "qwen", "qwen2", "qwen2.5", "qwen3", "gemini")
@@ -113,6 +129,9 @@ class ModelClient:
             its error and asked again.
         backoff: First backoff in seconds; doubles each attempt, up to ``max_backoff``.
         bbox_scale: ``"pixels"`` or ``"normalized"`` (0-1000); by default from the model family.
+        structured_output: Send the answer schema as the provider's structured output
+            (``response_format`` with a JSON schema) rather than in the prompt. ``None`` (the default): where
+            litellm reports that the model supports it. ``True`` / ``False`` force one path.
         sleep: The sleep function (tests pass one that records instead of waiting).
 
     One client may be shared by threads; usage is accumulated across them.
@@ -130,6 +149,8 @@ class ModelClient:
         backoff: float = 1.0,
         max_backoff: float = 30.0,
         bbox_scale: str | None = None,
+        structured_output: bool | None = None,
+        image_limits: ImageLimits | None = None,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         from extract_thinker import LLM
@@ -157,6 +178,10 @@ class ModelClient:
             raise InvalidOptionError(
                 "This LLM has no instructor client (a pydantic-ai backend); use litellm's."
             )
+        if structured_output not in (None, True, False):
+            raise InvalidOptionError(
+                f"structured_output must be True, False or None; got {structured_output!r}."
+            )
         if bbox_scale not in (None, "pixels", "normalized"):
             raise InvalidOptionError(f"bbox_scale must be 'pixels' or 'normalized'; got {bbox_scale!r}.")
         self.model = str(self.llm.model)
@@ -169,7 +194,15 @@ class ModelClient:
         self.max_backoff = max_backoff
         self.sleep = sleep
         self.usage = Usage()
-        _install_hooks(self.llm.client)
+        from .prompting import family_of, supports_response_schema
+
+        self.family = family_of(self.model)
+        if image_limits is not None and not isinstance(image_limits, ImageLimits):
+            raise InvalidOptionError(f"image_limits must be an ImageLimits; got {image_limits!r}.")
+        self.image_limits = image_limits or IMAGE_LIMITS.get(self.family, DEFAULT_IMAGE_LIMITS)
+        self.structured_output = (
+            supports_response_schema(self.model) if structured_output is None else structured_output
+        )
         family = self.model.lower().rsplit("/", 1)[-1]
         self.bbox_scale = bbox_scale or (
             "normalized" if family.startswith(NORMALISED_BBOX_FAMILIES) else "pixels"
@@ -189,6 +222,49 @@ class ModelClient:
         base = min(self.backoff * 2 ** (attempt - 1), self.max_backoff)
         return base / 2 + random.uniform(0, base / 2)
 
+    def request(
+        self, messages: Sequence[dict[str, Any]], response_model: type[BaseModel]
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        """The messages and extra arguments sent for ``messages`` (system first) and ``response_model``.
+
+        The system message is the request's fixed prefix: the instructions, then the compact schema when
+        the prompt carries it (models without structured output). With structured output the schema goes
+        in ``response_format`` instead. For Anthropic models the prefix is marked for prompt caching.
+        """
+        from .prompting import response_format, schema_instruction
+
+        messages = [dict(message) for message in messages]
+        extra: dict[str, Any] = {}
+        if self.structured_output:
+            extra["response_format"] = response_format(response_model)
+        if messages and messages[0].get("role") == "system" and isinstance(messages[0].get("content"), str):
+            prefix = messages[0]["content"]
+            if not self.structured_output:
+                prefix = f"{prefix}\n\n{schema_instruction(response_model)}"
+            if self.family == "anthropic":
+                messages[0]["content"] = [
+                    {"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}}
+                ]
+            else:
+                messages[0]["content"] = prefix
+        elif not self.structured_output:
+            messages.insert(0, {"role": "system", "content": schema_instruction(response_model)})
+        return messages, extra
+
+    def _complete(self, messages: list[dict[str, Any]], timeout: float, extra: dict[str, Any]) -> Any:
+        import litellm
+
+        router = getattr(self.llm, "router", None)
+        completion = router.completion if router is not None else litellm.completion
+        return completion(
+            model=self.model,
+            messages=messages,
+            timeout=timeout,
+            temperature=0,
+            num_retries=0,  # HTTP-level retries are this client's, with backoff
+            **extra,
+        )
+
     def ask(
         self,
         messages: Sequence[dict[str, Any]],
@@ -201,7 +277,7 @@ class ModelClient:
         """One structured answer, retried as the class says.
 
         Args:
-            messages: OpenAI-style chat messages.
+            messages: OpenAI-style chat messages; the system message (first) is the fixed prefix.
             response_model: The Contract the answer must validate against.
             what: What is asked, for error messages ("page 3").
             deadline: A ``time.monotonic()`` value after which no new attempt starts.
@@ -211,7 +287,7 @@ class ModelClient:
             LLMExtractionError: every attempt failed, the answer stayed invalid, or the error cannot be
                 retried (authentication, a bad request); the message says which and why.
         """
-        extra: dict[str, Any] = {}
+        conversation, extra = self.request(messages, response_model)
         if self.api_base:
             extra["api_base"] = self.api_base
         if self.api_key:
@@ -219,30 +295,24 @@ class ModelClient:
         if max_tokens:
             extra["max_tokens"] = max_tokens
         reason = "no attempt was made"
-        for attempt in range(1, self.attempts + 1):
+        attempt = 0  # calls that failed in transport (429, 5xx, timeouts)
+        answers = 0  # answers received that did not validate
+        while True:
             if deadline is not None and time.monotonic() >= deadline:
-                if attempt == 1:
+                if attempt + answers == 0:
                     raise LLMExtractionError(f"The model could not extract {what}: no time was left to ask.")
                 raise LLMExtractionError(
-                    f"The model could not extract {what}: the time allowed ran out after {attempt - 1} "
-                    f"attempt(s); last: {reason}."
+                    f"The model could not extract {what}: the time allowed ran out after "
+                    f"{attempt + answers} attempt(s); last: {reason}."
                 )
             timeout = self.timeout
             if deadline is not None:
                 timeout = max(1.0, min(timeout, deadline - time.monotonic()))
-            _ACTIVE.client = self  # instructor's hooks count this thread's calls for this client
             try:
-                result = self.llm.client.chat.completions.create(
-                    model=self.model,
-                    messages=list(messages),
-                    response_model=response_model,
-                    max_retries=self.repairs,  # instructor re-asks this many times on an invalid answer
-                    num_retries=0,  # HTTP-level retries are this loop's, with backoff
-                    timeout=timeout,
-                    temperature=0,
-                    **extra,
-                )
+                response = self._complete(conversation, timeout, extra)
             except Exception as exc:
+                self.usage.add(calls=1)
+                attempt += 1
                 kind, retry_after, reason = _classify(exc)
                 if kind == "transient" and attempt < self.attempts:
                     delay = self._delay(attempt, retry_after)
@@ -250,50 +320,76 @@ class ModelClient:
                         delay = min(delay, max(0.0, deadline - time.monotonic()))  # never sleep past it
                     self.sleep(delay)
                     continue
-                if kind == "invalid" and "cut off" not in reason:
-                    reason = f"{reason} after {1 + self.repairs} answer(s)"
+                if kind == "transient":
+                    raise LLMExtractionError(
+                        f"The model could not extract {what}: {reason} ({self.attempts} attempts)."
+                    ) from exc
                 raise LLMExtractionError(f"The model could not extract {what}: {reason}.") from exc
-            finally:
-                _ACTIVE.client = None
-            return result
-        raise LLMExtractionError(f"The model could not extract {what}: {reason} ({self.attempts} attempts).")
+            usage = getattr(response, "usage", None)
+            self.usage.add(
+                calls=1,
+                input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+                output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            )
+            text, finish = _answer_text(response)
+            if finish == "length":
+                # Asking again gets the same cut; the caller must allow longer answers or send less.
+                raise LLMExtractionError(
+                    f"The model could not extract {what}: the answer was cut off by the model's output "
+                    "token limit."
+                )
+            try:
+                return response_model.model_validate_json(_json_text(text))
+            except (ValidationError, ValueError) as exc:
+                answers += 1
+                reason = "the answer did not match the expected schema"
+                if answers > self.repairs:
+                    raise LLMExtractionError(
+                        f"The model could not extract {what}: {reason} after {answers} answer(s)."
+                    ) from exc
+                conversation = [
+                    *conversation,
+                    {"role": "assistant", "content": text or ""},
+                    {"role": "user", "content": _repair_request(exc)},
+                ]
 
 
-# The client asking on each thread: instructor's hooks are installed once per instructor client (an LLM may
-# be shared by many ModelClients) and credit calls to whichever ModelClient is asking on that thread.
-_ACTIVE = threading.local()
-_HOOKED: weakref.WeakSet[Any] = weakref.WeakSet()
-_HOOK_LOCK = threading.Lock()
+def _answer_text(response: Any) -> tuple[str, str | None]:
+    """The text of a chat completion's first choice, and why it finished."""
+    choices = getattr(response, "choices", None) or []
+    if not choices:
+        return "", None
+    message = getattr(choices[0], "message", None)
+    content = getattr(message, "content", None)
+    return (content if isinstance(content, str) else ""), getattr(choices[0], "finish_reason", None)
 
 
-def _on_response(response: Any) -> None:
-    client = getattr(_ACTIVE, "client", None)
-    if client is not None:
-        usage = getattr(response, "usage", None)
-        client.usage.add(
-            calls=1,
-            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+def _json_text(text: str) -> str:
+    """The JSON object in an answer: the whole text, or the part inside a ```json fence or between the first
+    "{" and the last "}" (models wrap JSON in prose and fences)."""
+    stripped = text.strip()
+    if stripped.startswith("{"):
+        return stripped
+    fence = re.search(r"```(?:json)?\s*(\{.*\})\s*```", stripped, re.DOTALL)
+    if fence is not None:
+        return fence.group(1)
+    start, end = stripped.find("{"), stripped.rfind("}")
+    return stripped[start : end + 1] if 0 <= start < end else stripped
+
+
+def _repair_request(exc: Exception) -> str:
+    """What the model is told when its answer did not validate: the first errors, briefly."""
+    if isinstance(exc, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in error['loc']) or 'answer'}: {error['msg']}"
+            for error in exc.errors()[:5]
         )
-
-
-def _on_error(error: Any) -> None:
-    client = getattr(_ACTIVE, "client", None)
-    if client is not None:
-        client.usage.add(calls=1)
-
-
-def _install_hooks(instructor_client: Any) -> None:
-    """instructor calls these for every HTTP answer and error, re-asks included: the true call count."""
-    with _HOOK_LOCK:
-        try:
-            if instructor_client in _HOOKED:
-                return
-            _HOOKED.add(instructor_client)
-        except TypeError:  # not weak-referenceable: install anyway (it is then once per ModelClient)
-            pass
-        instructor_client.on("completion:response", _on_response)
-        instructor_client.on("completion:error", _on_error)
+    else:
+        problems = str(exc)[:300]
+    return (
+        f"Correct your JSON: that answer is not valid ({problems}). Answer again with the whole corrected "
+        "JSON object only, following the schema."
+    )
 
 
 def as_model_client(model: Any) -> ModelClient:

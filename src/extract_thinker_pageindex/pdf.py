@@ -9,10 +9,17 @@ import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from io import BytesIO
 from typing import TYPE_CHECKING, Any
 
-from .errors import DocumentLoadError, EmptyDocumentError, PageIndexError, PageIndexWarning
+from .errors import (
+    DocumentLoadError,
+    EmptyDocumentError,
+    InvalidOptionError,
+    PageIndexError,
+    PageIndexWarning,
+)
 from .files import MAX_DOCUMENT_BYTES, read_regular_file
 
 if TYPE_CHECKING:
@@ -188,23 +195,56 @@ def fit_scale(
     return max(0.0, min(scale, by_side, by_pixels))
 
 
-def page_matrix(page: Any, dpi: int) -> pymupdf.Matrix:
+@dataclass(frozen=True)
+class ImageLimits:
+    """The largest page image worth sending to a model: what it will see, after its provider's own
+    downscaling. Never more than ``MAX_RENDER_SIDE`` and ``MAX_RENDER_PIXELS``.
+
+    Attributes:
+        max_side: The most pixels the longer side may have.
+        max_pixels: The most pixels in all.
+        max_short_side: The most pixels the shorter side may have (OpenAI scales the shorter side of a
+            high-detail image to 768), or ``None``.
+    """
+
+    max_side: int = MAX_RENDER_SIDE
+    max_pixels: int = MAX_RENDER_PIXELS
+    max_short_side: int | None = None
+
+    def __post_init__(self) -> None:
+        values = (self.max_side, self.max_pixels, self.max_short_side or 1)
+        if any(isinstance(value, bool) or not isinstance(value, int) or value < 1 for value in values):
+            raise InvalidOptionError(f"image limits must be whole numbers of pixels, at least 1; got {self}.")
+
+    def scale(self, width: float, height: float, scale: float, rounding: float = 0.0) -> float:
+        """The largest scale, at most ``scale``, at which ``width`` x ``height`` fits these limits."""
+        fitted = fit_scale(
+            width,
+            height,
+            scale,
+            max_side=min(self.max_side, MAX_RENDER_SIDE),
+            max_pixels=min(self.max_pixels, MAX_RENDER_PIXELS),
+            rounding=rounding,
+        )
+        if self.max_short_side is not None:
+            fitted = min(fitted, max(0.0, self.max_short_side - rounding) / max(min(width, height), 1e-6))
+        return fitted
+
+
+DEFAULT_IMAGE_LIMITS = ImageLimits()
+
+
+def page_matrix(page: Any, dpi: int, limits: ImageLimits = DEFAULT_IMAGE_LIMITS) -> pymupdf.Matrix:
     """The matrix that draws a page at ``dpi``, or smaller when that is needed to keep the image within
-    ``MAX_RENDER_SIDE`` and ``MAX_RENDER_PIXELS``.
+    ``limits`` (by default ``MAX_RENDER_SIDE`` and ``MAX_RENDER_PIXELS``: the model's own limits are
+    narrower).
 
     Boxes a model gives on the image map back through the image's size, so a reduced page keeps them right.
     """
     import pymupdf
 
     rect = page.rect
-    zoom = fit_scale(
-        rect.width,
-        rect.height,
-        dpi / 72,
-        max_side=MAX_RENDER_SIDE,
-        max_pixels=MAX_RENDER_PIXELS,
-        rounding=1.0,
-    )
+    zoom = limits.scale(rect.width, rect.height, dpi / 72, rounding=1.0)
     return pymupdf.Matrix(zoom, zoom)
 
 

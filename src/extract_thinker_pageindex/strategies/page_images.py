@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..pdf import MAX_RENDER_PIXELS, MAX_RENDER_SIDE, fit_scale
+from ..pdf import DEFAULT_IMAGE_LIMITS, MAX_RENDER_SIDE, ImageLimits
 
 __all__ = [
     "IMAGE_FORMATS",
@@ -52,9 +52,12 @@ def _text_rotation(page: Any) -> int:
     return max(weights, key=lambda turn: weights[turn]) if weights else 0
 
 
-def pdf_renderer(document: Any, dpi: int) -> Callable[[int], RenderedPage]:
+def pdf_renderer(
+    document: Any, dpi: int, limits: ImageLimits = DEFAULT_IMAGE_LIMITS
+) -> Callable[[int], RenderedPage]:
     """Render pages of an open PyMuPDF document on demand (PyMuPDF is used under its lock), at ``dpi`` or
-    smaller: within ``MAX_RENDER_SIDE`` pixels a side and ``MAX_RENDER_PIXELS`` in all."""
+    smaller: within ``limits`` (the model's, see ``ModelClient.image_limits``), and never more than
+    ``MAX_RENDER_SIDE`` pixels a side and ``MAX_RENDER_PIXELS`` in all."""
     from ..pdf import PYMUPDF_LOCK, page_matrix, pdf_errors
 
     def render(index: int) -> RenderedPage:
@@ -64,7 +67,7 @@ def pdf_renderer(document: Any, dpi: int) -> Callable[[int], RenderedPage]:
             page = document[index]
             # get_pixmap honours the page's /Rotate; text set sideways is turned upright below. A page too
             # large for the dpi is drawn smaller: boxes map back through the image's size either way.
-            pixmap = page.get_pixmap(matrix=page_matrix(page, dpi), alpha=False)
+            pixmap = page.get_pixmap(matrix=page_matrix(page, dpi, limits), alpha=False)
             size = (pixmap.width, pixmap.height)
             mode = "L" if pixmap.n == 1 else "RGB"
             samples = bytes(pixmap.samples)
@@ -124,9 +127,12 @@ def _reduce(image: Any, size: tuple[int, int]) -> Any:
     return reduced.convert("RGB")
 
 
-def decode_image(data: bytes, name: str) -> tuple[Any, tuple[int, int]]:
+def decode_image(
+    data: bytes, name: str, limits: ImageLimits = DEFAULT_IMAGE_LIMITS
+) -> tuple[Any, tuple[int, int]]:
     """An image file decoded within bounds, for the model: RGB, turned by its EXIF orientation, and no
-    larger than ``MAX_IMAGE_SIDE`` pixels a side and ``MAX_RENDER_PIXELS`` in all.
+    larger than ``limits`` (the model's; never more than ``MAX_IMAGE_SIDE`` pixels a side and
+    ``MAX_RENDER_PIXELS`` in all).
 
     The header is checked before anything is decoded. A JPEG is decoded at 1/2, 1/4 or 1/8 of its size
     when that still covers the result; other images are decoded whole (at most ``MAX_IMAGE_PIXELS``) and
@@ -135,6 +141,7 @@ def decode_image(data: bytes, name: str) -> tuple[Any, tuple[int, int]]:
     Args:
         data: The file's bytes.
         name: How messages name the image.
+        limits: The largest image worth sending to the model.
 
     Returns:
         The image, and the original's size (width, height) as it is viewed, in pixels.
@@ -165,7 +172,7 @@ def decode_image(data: bytes, name: str) -> tuple[Any, tuple[int, int]]:
                         f"{MAX_IMAGE_DIMENSION:,}; crop it into pages or scale it down first."
                     )
                 opened.seek(0)
-                scale = fit_scale(width, height, 1.0, max_side=MAX_IMAGE_SIDE, max_pixels=MAX_RENDER_PIXELS)
+                scale = limits.scale(width, height, 1.0)
                 size = (max(1, int(width * scale)), max(1, int(height * scale)))
                 opened.draft("RGB", size)  # JPEG only: decode reduced, never below size
                 # Phone photos store their orientation in EXIF: turn them as a viewer would.
@@ -184,13 +191,13 @@ def decode_image(data: bytes, name: str) -> tuple[Any, tuple[int, int]]:
     return image, (width, height)
 
 
-def image_page(data: bytes, name: str) -> RenderedPage:
+def image_page(data: bytes, name: str, limits: ImageLimits = DEFAULT_IMAGE_LIMITS) -> RenderedPage:
     """An image source as one page: decoded safely (:func:`decode_image`), first frame, RGB PNG.
 
     Raises:
         DocumentLoadError: not an image, unreadable, or over the limits.
     """
-    image, (width, height) = decode_image(data, name)
+    image, (width, height) = decode_image(data, name, limits)
     out = io.BytesIO()
     image.save(out, format="PNG")
     # For an image, one point is one pixel of the original.

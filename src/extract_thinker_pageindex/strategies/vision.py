@@ -49,7 +49,7 @@ __all__ = [
 ]
 
 PAGE_OBJECTIVE = """You turn one page of a document into its typed structure, for a page index that people and
-programs navigate, cite and extract from. You see the page as an image of {width} x {height} pixels.
+programs navigate, cite and extract from. You see the page as an image; the request gives its size.
 
 Answer with JSON {{"nodes": [...]}}: every piece of the page, in reading order (columns left to right),
 each with a page-local "id" (n1, n2, ...) and "parent_id" (the id of the section it belongs to, or null).
@@ -71,7 +71,8 @@ Node types:
 - "toc_entry": only on a printed table of contents page: "title", "printed_page" (as printed), "level"
   l1..l6 by indentation.
 
-"bbox" is [xmin, ymin, xmax, ymax] in {scale}. Copy text exactly; do not invent content."""
+"bbox" is [xmin, ymin, xmax, ymax] in the coordinates the request gives. Copy text exactly; do not invent
+content."""
 
 _SAFE = re.compile(r"[^A-Za-z0-9._-]+")
 PAD = 0.01  # share of the page added around a cropped region
@@ -265,24 +266,23 @@ def nest_across_pages(pages: list[Page]) -> None:
         page.nodes = updated
 
 
-def _messages(rendered: RenderedPage, scale: str, objective: str) -> list[dict[str, Any]]:
+def _messages(rendered: RenderedPage, scale: str, objective: str, notes: str | None) -> list[dict[str, Any]]:
+    """A page request: the objective (the same for every page: the cacheable prefix), then this page's facts
+    (its pixel size, the coordinates asked for, any reviewer's findings) and its image."""
     unit = (
-        f"pixels of the {rendered.width_px} x {rendered.height_px} image"
+        f"pixels of this {rendered.width_px} x {rendered.height_px} image"
         if scale == "pixels"
         else "thousandths of the page's width and height (0-1000)"
     )
+    text = (
+        f"This page image is {rendered.width_px} x {rendered.height_px} pixels; give every bbox in {unit}. "
+        "Extract the nodes of this page."
+    )
+    if notes:
+        text = f"{text}\n\n{notes}"
     return [
-        {
-            "role": "system",
-            "content": objective.format(width=rendered.width_px, height=rendered.height_px, scale=unit),
-        },
-        {
-            "role": "user",
-            "content": [
-                {"type": "text", "text": "Extract the nodes of this page."},
-                image_part(rendered.png),
-            ],
-        },
+        {"role": "system", "content": objective},
+        {"role": "user", "content": [{"type": "text", "text": text}, image_part(rendered.png)]},
     ]
 
 
@@ -295,6 +295,7 @@ def extract_pages(
     page_timeout: float = 600.0,
     on_page_error: str = "raise",
     objective: str = PAGE_OBJECTIVE,
+    notes: str | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> VisionResult:
     """Read pages with a vision model, ``parallel`` at a time, each within ``page_timeout`` seconds.
@@ -303,6 +304,8 @@ def extract_pages(
         indices: 0-based page indices to read (only these are rendered and sent).
         render: Renders one page; called by the worker that reads it, so pages are not held in memory.
         client: The model client (retries, timeouts, usage).
+        objective: The instructions: the system message, the same for every page (the cacheable prefix).
+        notes: Added to each page's own request after the prefix (a reviewer's findings on a re-read).
         on_page_error: ``"raise"``: fail the document naming every failed page and why;
             ``"skip"``: leave failed pages out and record them in the result.
 
@@ -341,7 +344,7 @@ def extract_pages(
                 taken.add(position)
             render_at(position + workers)
             answer = client.ask(
-                _messages(rendered, client.bbox_scale, objective),
+                _messages(rendered, client.bbox_scale, objective, notes),
                 PageAnswer,
                 what=f"page {index + 1}",
                 deadline=deadline,
