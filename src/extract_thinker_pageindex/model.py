@@ -318,8 +318,8 @@ class PageAnswer(TextContract):
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
-        # instructor puts the schema in every request, through a fresh wrapper subclass each time (same
-        # name, same fields); building it costs ~15 ms a page, so it is built once per shape.
+        # Building this schema costs ~15 ms; requests ask for it (compacted) often, so it is built once
+        # per shape.
         key = (
             cls.__name__,
             tuple(cls.model_fields),
