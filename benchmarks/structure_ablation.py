@@ -1,0 +1,159 @@
+"""Ablation of the text strategy's structure rules: each mechanism switched off alone, on every eval set.
+
+Every row rebuilds the page indexes with one rule disabled (by replacing one function of the strategy in
+this process only) and scores them with ``structure_eval`` (outline hidden, level 1-2 entries printed on
+their pages): median and worst numbering-tolerant recovery, median headings per outline entry, median TOC
+precision. A rule that helps one set and hurts the other shows here.
+
+``--markdown-reference DIR`` adds a set scored against another parser's section headers: ``DIR`` holds
+``name.pdf`` with ``name.md`` beside it, and each ``#`` line of the Markdown counts as found when a heading
+anywhere in the document matches it (numbering-tolerant, ratio >= 85). docling's test PDFs with their
+ground truth (tests/data/pdf of docling-project/docling: papers, a handbook, a Korean report, right-to-left
+forms, an IBM redbook) are such a set.
+
+Usage: python benchmarks/structure_ablation.py [DATA_DIR ...] [--markdown-reference DIR]
+(default data dirs: ../shared/eval/structure and ../shared/eval/financebench)
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import logging
+import os
+import statistics
+import sys
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from structure_eval import Parsed, TocItem, evaluate, reference
+from structure_eval import _matches as title_matches
+
+from extract_thinker_pageindex import HeadingNode, build_index
+from extract_thinker_pageindex.strategies import pdf_contents, pdf_layout, pdf_structure
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _no_units(lines: list[Any]) -> list[Any]:
+    return lines  # MuPDF's blocks as they come: no paragraph units inside them, none rejoined
+
+
+def _weak_cues_off(original: Callable[..., Any]) -> Callable[..., Any]:
+    def cue(line: Any, body: float) -> str | None:
+        found = original(line, body)
+        return found if found in ("size", "bold") else None
+
+    return cue
+
+
+def _strict_contents_off(page: Any, page_count: int | None = None) -> bool:
+    # The old test: five entry lines and a third of the page, whatever the numbers say.
+    entries = pdf_contents.contents_entries(page)
+    return len(entries) >= 5 and len(entries) >= 0.3 * len(page.lines)
+
+
+ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
+    "all rules": [],
+    "no paragraph units": [(pdf_layout, "_split_units", _no_units)],
+    "no column-aware table rows": [(pdf_structure, "_other_column", lambda *args: False)],
+    "no underline/capitals/numbering cues": [
+        (pdf_structure, "heading_cue", _weak_cues_off(pdf_structure.heading_cue))
+    ],
+    "no underline detection": [(pdf_layout, "_mark_underlines", lambda page, lines: None)],
+    "no numbered series nesting": [(pdf_structure, "_nest_numbered_members", lambda *args: None)],
+    "contents test without page-number checks": [
+        (pdf_contents, "is_toc_page", _strict_contents_off),
+        (pdf_structure, "is_toc_page", _strict_contents_off),
+    ],
+}
+
+
+@contextlib.contextmanager
+def patched(replacements: list[tuple[Any, str, Any]]) -> Iterator[None]:
+    saved = [(module, name, getattr(module, name)) for module, name, _ in replacements]
+    try:
+        for module, name, value in replacements:
+            setattr(module, name, value)
+        yield
+    finally:
+        for module, name, value in saved:
+            setattr(module, name, value)
+
+
+def parse(path: Path) -> Parsed:
+    document = build_index(path, use_outline=False, images=False, strategy="text")
+    headings: dict[int, list[tuple[int, str]]] = {}
+    for page, node in document.iter_nodes():
+        if isinstance(node, HeadingNode):
+            headings.setdefault(page.index, []).append((int(node.level[1:]), node.content))
+    toc = None
+    if document.toc:
+        position = {entry.id: number for number, entry in enumerate(document.toc)}
+        toc = [TocItem(e.title, e.target_page, position.get(e.parent_id or "")) for e in document.toc]
+    return Parsed(headings, toc)
+
+
+def markdown_recall(pairs: list[tuple[Path, list[str]]]) -> tuple[int, int, int]:
+    """(headers found, headers, headings detected) over PDF + reference-header pairs."""
+    found = total = detected = 0
+    for path, headers in pairs:
+        texts = [text for items in parse(path).headings.values() for _level, text in items]
+        detected += len(texts)
+        total += len(headers)
+        found += sum(1 for header in headers if any(title_matches(header, text, True) for text in texts))
+    return found, total, detected
+
+
+def median(values: list[float | None]) -> float:
+    present = [value for value in values if value is not None]
+    return statistics.median(present) if present else float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data_dirs", nargs="*", type=Path)
+    parser.add_argument("--markdown-reference", type=Path, default=None)
+    args = parser.parse_args()
+    pairs: list[tuple[Path, list[str]]] = []
+    if args.markdown_reference is not None:
+        for markdown in sorted(args.markdown_reference.glob("*.md")):
+            if markdown.with_suffix(".pdf").is_file():
+                lines = markdown.read_text(encoding="utf-8").splitlines()
+                headers = [line.lstrip("#").strip() for line in lines if line.startswith("#")]
+                pairs.append((markdown.with_suffix(".pdf"), headers))
+    dirs = args.data_dirs or [ROOT.parent / "shared/eval/structure", ROOT.parent / "shared/eval/financebench"]
+    logging.getLogger("extract_thinker_pageindex").setLevel(logging.ERROR)
+    warnings.simplefilter("ignore")
+    sets = {
+        directory.name: [path for path in sorted((directory / "pdfs").glob("*.pdf")) if reference(path)[1]]
+        for directory in dirs
+    }
+    header = f"{'ablation':42}" + "".join(
+        f"{name[:12] + ' tol':>18}{'worst':>7}{'h/entry':>9}{'toc':>6}" for name in sets
+    )
+    if pairs:
+        header += f"{'reference headers found':>26}{'headings':>10}"
+    print(header)
+    for label, replacements in ABLATIONS.items():
+        row = f"{label:42}"
+        with patched(replacements):
+            for paths in sets.values():
+                scores = [evaluate(path.stem, path, parse(path)) for path in paths]
+                tolerant = [score.tolerant_recall for score in scores]
+                row += f"{median(tolerant):18.2f}{min(t for t in tolerant if t is not None):7.2f}"
+                row += f"{median([s.per_entry for s in scores]):9.2f}"
+                row += f"{median([s.toc_precision for s in scores]):6.2f}"
+            if pairs:
+                found, total, detected = markdown_recall(pairs)
+                row += f"{f'{found} / {total}':>26}{detected:>10}"
+        print(row, flush=True)
+
+
+if __name__ == "__main__":
+    main()
