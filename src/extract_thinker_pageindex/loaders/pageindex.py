@@ -6,9 +6,7 @@ content's hash and the options that change the result, so the second load of a f
 
 from __future__ import annotations
 
-import hashlib
 import inspect as pyinspect
-import json
 import os
 import shutil
 import uuid
@@ -19,7 +17,6 @@ from typing import Any, ClassVar
 
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
-from .._version import __version__
 from ..errors import (
     IndexFormatError,
     InvalidOptionError,
@@ -27,14 +24,12 @@ from ..errors import (
     PageIndexWarning,
     UnsupportedFormatError,
 )
-from ..model import FORMAT_VERSION, Document
+from ..index_key import cache_key
+from ..model import Document
 from ..render import page_markdown, page_sections
 from ..sources import EXTENSION_KINDS
 
 __all__ = ["DocumentLoaderPageIndex", "default_cache_dir"]
-
-# Options of build_index that do not change the index (so they stay out of the cache key).
-_NOT_IN_KEY = {"progress", "parallel", "password", "on_page_error", "doc_name"}
 
 
 def default_cache_dir() -> Path:
@@ -45,12 +40,6 @@ def default_cache_dir() -> Path:
         return Path(explicit)
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
     return Path(base) / "extract-thinker-pageindex"
-
-
-def _model_name(model: Any) -> str | None:
-    if model is None:
-        return None
-    return str(getattr(model, "model", model))
 
 
 class DocumentLoaderPageIndex(DocumentLoader):
@@ -104,15 +93,7 @@ class DocumentLoaderPageIndex(DocumentLoader):
 
     def cache_key(self, data: bytes, content_type: str | None) -> str:
         """The content's hash with the options that change the index (and the versions that build it)."""
-        settings = {
-            key: (_model_name(value) if key == "model" else value)
-            for key, value in sorted(self.options.items())
-            if key not in _NOT_IN_KEY
-        }
-        settings.update(content_type=content_type, format=FORMAT_VERSION, version=__version__)
-        digest = hashlib.sha256(data)
-        digest.update(json.dumps(settings, sort_keys=True, default=str).encode())
-        return digest.hexdigest()[:40]
+        return cache_key(data, content_type, self.options)
 
     def _document(self, source: Any) -> tuple[Document, bytes, str | None]:
         from ..indexing import build_index

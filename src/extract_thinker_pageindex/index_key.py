@@ -1,0 +1,51 @@
+"""The key of a page index: what a build depends on (the content, the options that change the result and
+the versions that build it), shared by the loader's cache and the batch manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from ._version import __version__
+from .model import FORMAT_VERSION
+
+__all__ = ["NOT_IN_KEY", "build_settings", "cache_key", "options_key"]
+
+#: Options of ``build_index`` that do not change the index (so they stay out of every key).
+NOT_IN_KEY = frozenset({"progress", "parallel", "password", "on_page_error", "doc_name"})
+
+
+def _model_name(model: Any) -> str | None:
+    if model is None:
+        return None
+    return str(getattr(model, "model", model))
+
+
+def build_settings(options: Mapping[str, Any], content_type: str | None) -> dict[str, Any]:
+    """The build options that change an index, with the model by name, the source kind and the versions."""
+    settings = {
+        key: (_model_name(value) if key == "model" else value)
+        for key, value in sorted(options.items())
+        if key not in NOT_IN_KEY
+    }
+    settings.update(content_type=content_type, format=FORMAT_VERSION, version=__version__)
+    return settings
+
+
+def _settings_json(options: Mapping[str, Any], content_type: str | None) -> bytes:
+    return json.dumps(build_settings(options, content_type), sort_keys=True, default=str).encode()
+
+
+def cache_key(data: bytes, content_type: str | None, options: Mapping[str, Any]) -> str:
+    """The content's hash together with :func:`build_settings`: one name for one index (40 hex digits)."""
+    digest = hashlib.sha256(data)
+    digest.update(_settings_json(options, content_type))
+    return digest.hexdigest()[:40]
+
+
+def options_key(options: Mapping[str, Any], content_type: str | None) -> str:
+    """The hash of :func:`build_settings` alone (40 hex digits), for a record that keeps the content's hash
+    apart."""
+    return hashlib.sha256(_settings_json(options, content_type)).hexdigest()[:40]
