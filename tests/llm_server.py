@@ -9,6 +9,7 @@ images as data URLs, timeouts, status codes and malformed bodies are all exercis
         server.reply_raw(b"not json", status=200)        # or: a malformed body
         ...
         server.requests                                  # every request body received, parsed
+        server.peak_concurrency                          # the most requests it was answering at once
 """
 
 from __future__ import annotations
@@ -66,6 +67,10 @@ class LLMServer:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.paths: list[str] = []
+        # (arrival, finish) of every answered request, time.monotonic(); and the most answered at once.
+        self.timings: list[tuple[float, float]] = []
+        self.active = 0
+        self.peak_concurrency = 0
         self._script: deque[Reply] = deque()
         self._lock = threading.Lock()
         self.default: Callable[[dict[str, Any]], Reply] | None = None
@@ -95,13 +100,24 @@ class LLMServer:
                     server.requests.append(body)
                     server.paths.append(self.path)
                     reply = server._script.popleft() if server._script else None
-                if reply is None:
-                    reply = (
-                        server.default(body) if server.default else Reply(500, b'{"error": "script ran out"}')
-                    )
-                if reply.delay:
-                    # The delay counts from the request's arrival, like a remote model's latency.
-                    time.sleep(max(0.0, reply.delay - (time.monotonic() - arrived)))
+                    server.active += 1
+                    server.peak_concurrency = max(server.peak_concurrency, server.active)
+                try:
+                    if reply is None:
+                        reply = (
+                            server.default(body)
+                            if server.default
+                            else Reply(500, b'{"error": "script ran out"}')
+                        )
+                    if reply.delay:
+                        # The delay counts from the request's arrival, like a remote model's latency.
+                        time.sleep(max(0.0, reply.delay - (time.monotonic() - arrived)))
+                finally:
+                    # Finished before the answer goes out: the client cannot have seen it yet, so a request
+                    # it sends next never overlaps this one here.
+                    with server._lock:
+                        server.active -= 1
+                        server.timings.append((arrived, time.monotonic()))
                 try:
                     self.send_response(reply.status)
                     self.send_header("Content-Type", "application/json")

@@ -11,6 +11,8 @@ import extract_thinker_pageindex as package
 from extract_thinker_pageindex import errors
 
 EXPECTED = [
+    "BatchEntry",
+    "BatchReport",
     "Document",
     "DocumentLoadError",
     "DocumentLoaderPageIndex",
@@ -58,6 +60,7 @@ EXPECTED = [
     "filter_pages",
     "group_continuations",
     "index_document",
+    "index_documents",
     "inspect",
     "load_index",
     "normalize_page_spec",

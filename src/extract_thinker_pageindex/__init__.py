@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
+    from .batch import BatchEntry, BatchReport, index_documents
     from .errors import (
         DocumentLoadError,
         EmptyDocumentError,
@@ -64,6 +65,8 @@ if TYPE_CHECKING:
     from .summary import inspect, print_toc_tree
 
 __all__ = [
+    "BatchEntry",
+    "BatchReport",
     "Document",
     "DocumentLoadError",
     "DocumentLoaderPageIndex",
@@ -111,6 +114,7 @@ __all__ = [
     "filter_pages",
     "group_continuations",
     "index_document",
+    "index_documents",
     "inspect",
     "load_index",
     "normalize_page_spec",
@@ -122,6 +126,9 @@ __all__ = [
 
 # Where each public name lives; resolved lazily by __getattr__ below.
 _LOCATIONS = {
+    "BatchEntry": ".batch",
+    "BatchReport": ".batch",
+    "index_documents": ".batch",
     "build_index": ".indexing",
     "filter_pages": ".pages",
     "normalize_page_spec": ".pages",

@@ -1,0 +1,587 @@
+"""Indexing many documents: ``index_documents`` builds the page index of every file of folders into one
+output folder, on this machine's processes or on a Ray cluster, resumably, with a report.
+
+The output folder holds ``<relative name>.pageindex/`` per document, ``index-manifest.json`` (what each
+index was built from, so the next run skips what is up to date) and ``index-report.json`` (the last run).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Literal
+
+from .errors import InvalidOptionError, OutputExistsError
+from .sources import EXTENSION_KINDS
+
+__all__ = [
+    "MANIFEST_FILE",
+    "REPORT_FILE",
+    "BatchEntry",
+    "BatchReport",
+    "BatchTask",
+    "collect_documents",
+    "index_documents",
+    "run_task",
+]
+
+MANIFEST_FILE = "index-manifest.json"
+REPORT_FILE = "index-report.json"
+MANIFEST_VERSION = 1
+ENGINES = ("local", "ray")
+SUFFIX = ".pageindex"
+# Per-document options of build_index that a batch sets itself.
+_PER_DOCUMENT = ("source", "content_type", "doc_name", "progress")
+# Seconds between manifest writes while a run goes on (and once at its end): a crash loses at most this
+# much of the record, never an index.
+_MANIFEST_EVERY = 1.0
+
+Status = Literal["ok", "failed", "skipped"]
+
+
+@dataclass
+class BatchEntry:
+    """What happened to one document of a batch.
+
+    Attributes:
+        name: The document's path relative to the sources' common folder (``"2021/report.pdf"``).
+        source: The source file's path, as given or found.
+        output: The index folder written (or kept).
+        status: ``"ok"`` (indexed now), ``"failed"`` or ``"skipped"`` (its index was up to date).
+        pages: Pages in the index (``None`` when it failed).
+        seconds: Time spent on the document, in its worker.
+        error_type: The exception's class name when it failed.
+        error: The exception's message when it failed.
+        usage: Model calls and tokens of this build (``Document.usage``), when a model was used.
+        sha256: The content's hash (``None`` when the file could not be read).
+    """
+
+    name: str
+    source: str
+    output: str
+    status: Status
+    pages: int | None = None
+    seconds: float = 0.0
+    error_type: str | None = None
+    error: str | None = None
+    usage: dict[str, int] | None = None
+    sha256: str | None = None
+
+
+@dataclass
+class BatchReport:
+    """The outcome of :func:`index_documents`: one entry per document, in name order, and the totals."""
+
+    out_dir: str
+    engine: str
+    workers: int
+    seconds: float
+    entries: list[BatchEntry] = field(default_factory=list)
+
+    def count(self, status: Status) -> int:
+        return sum(entry.status == status for entry in self.entries)
+
+    @property
+    def failed(self) -> list[BatchEntry]:
+        return [entry for entry in self.entries if entry.status == "failed"]
+
+    @property
+    def pages(self) -> int:
+        """Pages of the documents indexed in this run (skipped ones not counted)."""
+        return sum(entry.pages or 0 for entry in self.entries if entry.status == "ok")
+
+    @property
+    def usage(self) -> dict[str, int]:
+        total = {"calls": 0, "input_tokens": 0, "output_tokens": 0}
+        for entry in self.entries:
+            for key, value in (entry.usage or {}).items():
+                total[key] = total.get(key, 0) + value
+        return total
+
+    def totals(self) -> dict[str, Any]:
+        return {
+            "documents": len(self.entries),
+            "ok": self.count("ok"),
+            "failed": self.count("failed"),
+            "skipped": self.count("skipped"),
+            "pages": self.pages,
+            "seconds": round(self.seconds, 3),
+            "usage": self.usage,
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        """The report as ``index-report.json`` holds it."""
+        return {
+            "out_dir": self.out_dir,
+            "engine": self.engine,
+            "workers": self.workers,
+            "totals": self.totals(),
+            "documents": [asdict(entry) for entry in self.entries],
+        }
+
+
+@dataclass(frozen=True)
+class BatchTask:
+    """One document's work, as sent to a worker (it pickles: no model object, no callback).
+
+    ``previous`` is the manifest's record of the document (its ``sha256`` and ``options`` key), so the
+    worker can tell whether the index is up to date without reading the manifest itself.
+    """
+
+    name: str
+    source: str
+    output: str
+    options: dict[str, Any]
+    options_key: str
+    previous: dict[str, Any] | None = None
+    limiter: Any = None
+    with_pages: bool = False
+    environment: dict[str, str] = field(default_factory=dict)
+
+
+def write_json_atomically(path: Path, data: Any) -> None:
+    """Write JSON to ``path`` through a temporary file in the same folder and a rename: readers see the old
+    file or the new one, never half of one."""
+    temporary = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:12]}")
+    try:
+        with open(temporary, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, indent=2, ensure_ascii=False)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+
+
+# -- which documents, and where their indexes go ---------------------------------------------------------
+
+
+def _walk(folder: str, skip: str) -> Iterator[str]:
+    """The supported files under ``folder``: hidden entries, index folders and ``skip`` left out."""
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = [
+            name
+            for name in dirs
+            if not name.startswith(".")
+            and not name.endswith(SUFFIX)
+            and os.path.abspath(os.path.join(root, name)) != skip
+        ]
+        for name in files:
+            if not name.startswith(".") and os.path.splitext(name)[1].lower() in EXTENSION_KINDS:
+                yield os.path.join(root, name)
+
+
+def collect_documents(
+    sources: Iterable[str | os.PathLike[str]], out_dir: str | os.PathLike[str]
+) -> list[tuple[str, str, str]]:
+    """The documents of ``sources`` as ``(name, source path, output path)``, sorted by name.
+
+    A folder contributes its files with a supported extension (``sources.EXTENSION_KINDS``), recursively;
+    hidden files and folders, ``*.pageindex`` folders and ``out_dir`` are left out. A file is taken as it is
+    (an unsupported one then fails on its own). Names are paths relative to the common folder of the
+    sources, so same-named files of different folders keep apart; the index of ``a/report.pdf`` is
+    ``out_dir/a/report.pageindex``, or ``out_dir/a/report.pdf.pageindex`` when ``a/report.md`` is indexed
+    too.
+
+    Raises:
+        InvalidOptionError: ``sources`` is a single path instead of a list, or empty.
+    """
+    if isinstance(sources, (str, os.PathLike)):
+        raise InvalidOptionError(
+            f"sources must be a list of paths; got the single path {os.fspath(sources)!r} (pass [path])."
+        )
+    given = [os.fspath(source) for source in sources]
+    if not given:
+        raise InvalidOptionError("sources is empty; pass files or folders to index.")
+    skip = os.path.abspath(out_dir)
+    files: dict[str, None] = {}  # ordered, without repeats
+    roots = []
+    for source in given:
+        absolute = os.path.abspath(source)
+        if os.path.isdir(absolute):
+            roots.append(absolute)
+            files.update(dict.fromkeys(_walk(absolute, skip)))
+        else:
+            roots.append(os.path.dirname(absolute))
+            files[absolute] = None
+    common = os.path.commonpath(roots)
+    named = sorted((Path(os.path.relpath(path, common)).as_posix(), path) for path in files)
+    by_stem: dict[str, list[str]] = {}
+    for name, _ in named:
+        by_stem.setdefault(os.path.splitext(name)[0], []).append(name)
+    documents = []
+    for name, path in named:
+        stem = os.path.splitext(name)[0]
+        relative = stem if len(by_stem[stem]) == 1 else name
+        documents.append((name, path, os.path.join(os.fspath(out_dir), relative + SUFFIX)))
+    return documents
+
+
+# -- one document, in a worker ---------------------------------------------------------------------------
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _page_texts(document: Any) -> PageTexts:
+    """The document's pages as a retriever indexes them, each at its page number (``None`` in gaps)."""
+    from .render import page_markdown, page_sections
+
+    sections = page_sections(document)
+    texts: PageTexts = [None] * (max((page.index for page in document.pages), default=-1) + 1)
+    for page in document.pages:
+        paths, descriptions = sections[page.index]
+        texts[page.index] = {
+            "content": page_markdown(page),
+            "sections": paths,
+            "section_descriptions": descriptions,
+        }
+    return texts
+
+
+PageTexts = list[dict[str, Any] | None]
+
+
+def _discard_damaged(path: Path) -> None:
+    """Remove an index this batch wrote that no longer loads, when it holds only what a save writes
+    (``document.json``, ``images/*.png``): moved aside first, so a reader never sees half of it. A folder
+    with anything else in it is left alone (and the save then refuses to replace it)."""
+    if path.is_symlink() or not path.is_dir():
+        return
+    entries = {entry.name: entry for entry in path.iterdir()}
+    images = entries.get("images")
+    if set(entries) - {"document.json", "images"} or (
+        images is not None
+        and (
+            images.is_symlink()
+            or not images.is_dir()
+            or any(image.suffix != ".png" or not image.is_file() for image in images.iterdir())
+        )
+    ):
+        return
+    aside = path.with_name(f".{path.name}.bad-{uuid.uuid4().hex[:12]}")
+    os.rename(path, aside)
+    shutil.rmtree(aside, ignore_errors=True)
+
+
+def run_task(task: BatchTask) -> tuple[BatchEntry, PageTexts | None]:
+    """Index one document (or find its index up to date); every failure is caught and recorded.
+
+    Returns:
+        The document's entry, and its pages for a retriever when ``task.with_pages`` (else ``None``).
+    """
+    for key, value in task.environment.items():
+        os.environ.setdefault(key, value)
+    started = time.perf_counter()
+    entry = BatchEntry(task.name, task.source, task.output, "failed")
+    try:
+        from .errors import IndexFormatError
+        from .store import load_index, save_index
+
+        # Hashed before the build: a file changed meanwhile is recorded with its old hash and redone later.
+        entry.sha256 = _sha256(task.source)
+        previous = task.previous or {}
+        document = None
+        if (
+            previous.get("status") == "ok"
+            and previous.get("sha256") == entry.sha256
+            and previous.get("options") == task.options_key
+            and os.path.isdir(task.output)
+        ):
+            try:
+                document = load_index(task.output)
+                entry.status = "skipped"
+            except IndexFormatError:
+                _discard_damaged(Path(task.output))  # this batch wrote it; it is built again
+        if document is None:
+            from .indexing import build_index
+
+            options = dict(task.options)
+            spec = options.get("model")
+            if spec is not None:
+                from .call_limit import ModelSpec
+
+                if isinstance(spec, ModelSpec):
+                    options["model"] = spec.client(task.limiter)
+            document = build_index(task.source, **options)
+            save_index(document, task.output)
+            entry.status = "ok"
+            entry.usage = document.usage.model_dump() if document.usage is not None else None
+        entry.pages = len(document.pages)
+        pages = _page_texts(document) if task.with_pages else None
+    except Exception as exc:  # one document's failure, whatever it is, must not end the run
+        entry.status = "failed"
+        entry.error_type = type(exc).__name__
+        entry.error = " ".join(str(exc).split()) or type(exc).__name__
+        pages = None
+    entry.seconds = round(time.perf_counter() - started, 3)
+    return entry, pages
+
+
+def failed_entry(task: BatchTask, exc: BaseException, what: str) -> BatchEntry:
+    """The entry of a document whose worker itself failed (it died, or the engine lost it)."""
+    return BatchEntry(
+        task.name,
+        task.source,
+        task.output,
+        "failed",
+        error_type=type(exc).__name__,
+        error=f"{what} ({type(exc).__name__}: {' '.join(str(exc).split())}); run again to retry it.",
+    )
+
+
+# -- the manifest ----------------------------------------------------------------------------------------
+
+
+def _load_manifest(path: Path) -> dict[str, dict[str, Any]]:
+    """The manifest's records by output name; an unreadable manifest only means nothing is skipped."""
+    import warnings
+
+    from .errors import PageIndexWarning
+
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if data.get("manifest_version") != MANIFEST_VERSION or not isinstance(data.get("documents"), dict):
+            raise ValueError(f"unknown manifest_version {data.get('manifest_version')!r}")
+        return {str(key): value for key, value in data["documents"].items() if isinstance(value, dict)}
+    except (OSError, ValueError, AttributeError) as exc:
+        warnings.warn(
+            f"The manifest {str(path)!r} cannot be read ({exc}); every document is indexed again.",
+            PageIndexWarning,
+            stacklevel=3,
+        )
+        return {}
+
+
+def _manifest_key(task: BatchTask, out_dir: Path) -> str:
+    return Path(os.path.relpath(task.output, out_dir)).as_posix()
+
+
+class _Manifest:
+    """The manifest of an output folder, written atomically at most every ``_MANIFEST_EVERY`` seconds."""
+
+    def __init__(self, out_dir: Path) -> None:
+        self.path = out_dir / MANIFEST_FILE
+        self.out_dir = out_dir
+        self.records = _load_manifest(self.path)
+        self.written = time.monotonic()
+        self.dirty = False
+
+    def previous(self, task: BatchTask) -> dict[str, Any] | None:
+        return self.records.get(_manifest_key(task, self.out_dir))
+
+    def record(self, task: BatchTask, entry: BatchEntry) -> None:
+        key = _manifest_key(task, self.out_dir)
+        if entry.status == "skipped" and key in self.records:
+            return  # the record already says what the index holds
+        self.records[key] = {
+            "source": entry.source,
+            "sha256": entry.sha256,
+            "options": task.options_key,
+            "status": "ok" if entry.status != "failed" else "failed",
+            "pages": entry.pages,
+            "indexed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        }
+        self.dirty = True
+        if time.monotonic() - self.written >= _MANIFEST_EVERY:
+            self.save()
+
+    def save(self) -> None:
+        if self.dirty:
+            documents = dict(sorted(self.records.items()))
+            write_json_atomically(self.path, {"manifest_version": MANIFEST_VERSION, "documents": documents})
+            self.dirty = False
+        self.written = time.monotonic()
+
+
+# -- the run ---------------------------------------------------------------------------------------------
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    import inspect
+
+    from .indexing import _check_options as check_build_options
+    from .indexing import build_index
+
+    given = sorted(set(options) & set(_PER_DOCUMENT))
+    if given:
+        them = "it" if len(given) == 1 else "them"
+        raise InvalidOptionError(f"index_documents() sets {', '.join(given)} per document; leave {them} out.")
+    accepted = set(inspect.signature(build_index).parameters) - {"source", "metadata"}
+    unknown = sorted(set(options) - accepted - {"title", "author", "created_at", "updated_at"})
+    if unknown:
+        raise TypeError(f"index_documents() got unknown build_index option(s) {', '.join(unknown)}.")
+    metadata: dict[str, Any] = {
+        key: options[key] for key in ("title", "author", "created_at", "updated_at") if key in options
+    }
+    check_build_options(
+        options.get("strategy", "auto"),
+        options.get("parallel", 3),
+        options.get("on_page_error", "raise"),
+        options.get("dpi", 150),
+        metadata,
+    )
+
+
+def _whole(name: str, value: Any) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidOptionError(f"{name} must be a whole number of at least 1 (or None); got {value!r}.")
+    return value
+
+
+def index_documents(
+    sources: Sequence[str | os.PathLike[str]],
+    out_dir: str | os.PathLike[str],
+    *,
+    engine: Literal["local", "ray"] = "local",
+    workers: int | None = None,
+    address: str | None = None,
+    model_rate: int | None = None,
+    retriever: Any = None,
+    progress: Callable[[int, int, BatchEntry], None] | None = None,
+    **options: Any,
+) -> BatchReport:
+    """Build and save the page index of many documents; resumable, one failure never stops the others.
+
+    Each document is one task. Its index is written (atomically) to ``out_dir/<relative name>.pageindex``
+    (see :func:`collect_documents`). ``out_dir/index-manifest.json`` records what each index was built
+    from (the content's sha256 and a key of the options that change the result); the next run with the same
+    ``out_dir`` skips the documents whose content and options are unchanged and whose index still loads,
+    and builds the others (changed, new, failed) again. The report is also written to
+    ``out_dir/index-report.json``.
+
+    Args:
+        sources: Files and folders (folders contribute their supported files, recursively).
+        out_dir: The folder the indexes, the manifest and the report go to (created if needed).
+        engine: ``"local"``: worker processes of this machine; ``"ray"``: tasks on a Ray cluster (needs the
+            ``[ray]`` extra).
+        workers: ``"local"``: worker processes (default ``os.cpu_count()``; ``1`` indexes in this process,
+            as does a run of one document). ``"ray"``: documents in flight at once (default: the cluster's
+            CPUs; each task takes one CPU).
+        address: ``"ray"``: the cluster to join (``"auto"``, ``"ray://host:10001"``); ``None`` joins the
+            cluster of ``RAY_ADDRESS`` or starts a local one. An already initialised Ray is used as it is.
+        model_rate: The most model calls in flight at once, across all workers (and, with ``"ray"``, every
+            machine and every run using the same model on the cluster). ``None``: no limit beyond each
+            document's ``parallel``.
+        retriever: An object with ``index(doc_id, pages)`` (a :class:`SQLitePageRetriever`): each indexed or
+            skipped document's pages are added as it finishes, in this process, under its name.
+        progress: Called as ``progress(done, total, entry)`` after each document.
+        **options: Passed to :func:`build_index` for every document (``strategy``, ``model``, ``pages``...).
+            With worker processes, ``model`` must be a model name or a ``ModelClient`` built from one (its
+            settings are sent; the client is made again in each worker).
+
+    Returns:
+        The :class:`BatchReport`.
+
+    Raises:
+        InvalidOptionError: an unknown engine, bad ``workers``/``model_rate``, a model that cannot be sent
+            to worker processes, no sources, or ``engine="ray"`` without Ray installed.
+        TypeError: an option ``build_index`` does not take.
+        OutputExistsError: ``out_dir`` is a file.
+
+    Worker processes of the local engine start from a fork server (``spawn`` where there is none), which
+    imports the calling script's main module: a script that calls this with more than one worker needs the
+    ``if __name__ == "__main__":`` guard.
+    """
+    if engine not in ENGINES:
+        raise InvalidOptionError(f"engine must be 'local' or 'ray'; got {engine!r}.")
+    workers = _whole("workers", workers)
+    model_rate = _whole("model_rate", model_rate)
+    if model_rate is not None and options.get("model") is None:
+        raise InvalidOptionError(
+            "model_rate bounds model calls; pass model= as well (or leave model_rate out)."
+        )
+    if address is not None and engine != "ray":
+        raise InvalidOptionError("address= names a Ray cluster; pass engine='ray' as well.")
+    if retriever is not None and not callable(getattr(retriever, "index", None)):
+        raise InvalidOptionError(
+            f"retriever must have an index(doc_id, pages) method; got {type(retriever).__name__}."
+        )
+    _check_options(options)
+    if engine == "ray":
+        from .ray_engine import import_ray
+
+        import_ray()  # a missing extra is said before any work
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"out_dir {str(out)!r} is a file, not a folder; choose another out_dir.")
+    documents = collect_documents(sources, out)
+    if engine == "local":
+        used_workers = min(workers or os.cpu_count() or 1, max(len(documents), 1))
+    else:
+        used_workers = workers or 0  # the Ray engine counts the cluster's CPUs
+    in_process = engine == "local" and used_workers == 1
+    sent = options
+    if options.get("model") is not None and (not in_process or model_rate is not None):
+        from .call_limit import model_spec
+
+        sent = {**options, "model": model_spec(options["model"], portable=not in_process)}
+    out.mkdir(parents=True, exist_ok=True)
+
+    from .index_key import options_key
+
+    manifest = _Manifest(out)
+    environment = {key: os.environ[key] for key in ("LITELLM_LOCAL_MODEL_COST_MAP",) if key in os.environ}
+    tasks = []
+    for name, source, output in documents:
+        kind = EXTENSION_KINDS.get(os.path.splitext(source)[1].lower())
+        task = BatchTask(
+            name,
+            source,
+            output,
+            sent,
+            options_key(options, kind),
+            with_pages=retriever is not None,
+            environment=environment,
+        )
+        tasks.append(replace(task, previous=manifest.previous(task)))
+
+    started = time.perf_counter()
+    entries: list[BatchEntry] = []
+    results: Iterable[tuple[BatchTask, BatchEntry, PageTexts | None]]
+    if engine == "ray":
+        from .ray_engine import RayEngine
+
+        results = ray_run = RayEngine(tasks, workers=workers, address=address, model_rate=model_rate)
+    else:
+        from .local_engine import run_local
+
+        results = run_local(tasks, workers=used_workers, model_rate=model_rate)
+    try:
+        for task, entry, pages in results:
+            if retriever is not None and pages is not None:
+                try:
+                    retriever.index(task.name, pages)
+                except Exception as exc:  # the index is saved, but the run's promise was the retriever too
+                    entry = failed_entry(task, exc, "the index was saved but the retriever refused it")
+                    entry.sha256 = None
+            manifest.record(task, entry)
+            entries.append(entry)
+            if progress is not None:
+                progress(len(entries), len(tasks), entry)
+    finally:
+        manifest.save()
+    if engine == "ray":
+        used_workers = ray_run.workers
+    entries.sort(key=lambda entry: entry.name)
+    report = BatchReport(str(out), engine, used_workers, time.perf_counter() - started, entries)
+    write_json_atomically(out / REPORT_FILE, report.to_dict())
+    return report
