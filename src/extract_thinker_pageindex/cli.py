@@ -78,7 +78,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Build the page index of each FILE and save it as <name>.pageindex/ "
         "(beside the file, or in --output).",
     )
-    index.add_argument("files", nargs="+", metavar="FILE", help=f"documents to index ({_extensions_help()})")
+    index.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help=f"documents to index ({_extensions_help()}); with --engine, folders too",
+    )
     index.add_argument(
         "-o",
         "--output",
@@ -105,6 +110,9 @@ def _parser() -> argparse.ArgumentParser:
         "--refine", action="store_true", help="review sampled pages with the model and redo weak ones"
     )
     index.add_argument("--json", action="store_true", help="print one JSON object per file instead of text")
+    from .cli_batch import add_batch_arguments
+
+    add_batch_arguments(index)
 
     search = commands.add_parser(
         "search",
@@ -171,6 +179,13 @@ def _single_index_path(args: argparse.Namespace) -> Path | None:
 
 
 def _run_index(args: argparse.Namespace) -> int:
+    if args.engine is not None:
+        from .cli_batch import run_batch
+
+        return run_batch(args)
+    if args.workers is not None or args.address is not None or args.model_rate is not None:
+        _error("--workers, --address and --model-rate apply to batch indexing; give --engine too.")
+        return EXIT_USAGE
     if args.parallel < 1:
         _error("--parallel must be at least 1")
         return EXIT_USAGE

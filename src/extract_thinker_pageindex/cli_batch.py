@@ -1,0 +1,181 @@
+"""``index --engine``: the command line of :func:`~.batch.index_documents` (folders and many files into one
+output folder, locally or on Ray), with a progress bar and a summary table of the report."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import TYPE_CHECKING, Any
+
+from .terminal import safe_text
+
+if TYPE_CHECKING:
+    from .batch import BatchEntry, BatchReport
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+PROG = "extract-thinker-pageindex"
+MAX_ROWS = 50  # beyond it, the summary table lists the failed documents only
+
+
+def add_batch_arguments(index: argparse.ArgumentParser) -> None:
+    """The options of ``index`` that switch to, and tune, batch indexing."""
+    group = index.add_argument_group(
+        "batch indexing",
+        "With --engine, FILE may also be a folder (its supported files are indexed, recursively) and the "
+        "indexes go to --output as <relative path>.pageindex/, with index-manifest.json (a rerun skips "
+        "what is up to date) and index-report.json.",
+    )
+    group.add_argument(
+        "--engine",
+        choices=("local", "ray"),
+        help="index as a batch: 'local' (processes of this machine) or 'ray' (a Ray cluster; needs the "
+        "[ray] extra)",
+    )
+    group.add_argument(
+        "--workers",
+        type=int,
+        metavar="N",
+        help="local: worker processes (default: CPUs; 1 runs in this process); ray: documents in flight "
+        "(default: the cluster's CPUs)",
+    )
+    group.add_argument(
+        "--address", metavar="ADDR", help="ray: the cluster to join ('auto', 'ray://host:10001')"
+    )
+    group.add_argument(
+        "--model-rate",
+        type=int,
+        metavar="N",
+        help="the most model calls in flight at once across all workers (with ray: the whole cluster)",
+    )
+
+
+def _error(message: str) -> None:
+    print(f"{PROG}: error: {safe_text(message)}", file=sys.stderr)
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "pages": args.pages,
+        "strategy": args.strategy,
+        "model": args.model,
+        "parallel": args.parallel,
+        "tables": args.tables,
+        "images": not args.no_images,
+        "use_outline": not args.no_outline,
+        "password": args.password,
+        "abstract": not args.no_abstract,
+        "refine": args.refine,
+    }
+
+
+def run_batch(args: argparse.Namespace) -> int:
+    """``index --engine ...``: index every document, print the summary (or the report as JSON).
+
+    Returns:
+        ``EXIT_OK``; ``EXIT_FAILED`` when a document failed; ``EXIT_USAGE`` for bad options.
+    """
+    for flag, value in (("--workers", args.workers), ("--model-rate", args.model_rate)):
+        if value is not None and value < 1:
+            _error(f"{flag} must be at least 1")
+            return EXIT_USAGE
+    if args.output is None:
+        _error("--engine writes every index into one folder: give it with -o/--output DIR.")
+        return EXIT_USAGE
+    if args.parallel < 1:
+        _error("--parallel must be at least 1")
+        return EXIT_USAGE
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .batch import index_documents
+    from .errors import InvalidOptionError, UnsupportedFormatError
+
+    stderr = Console(stderr=True)
+    with Progress(
+        TextColumn("documents"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    ) as bar:
+        task = bar.add_task("documents", total=None)
+
+        def progress(done: int, total: int, entry: BatchEntry) -> None:
+            bar.update(task, completed=done, total=total)
+            if entry.status == "failed":
+                _error(f"{entry.source}: {entry.error}")
+
+        try:
+            report = index_documents(
+                args.files,
+                args.output,
+                engine=args.engine,
+                workers=args.workers,
+                address=args.address,
+                model_rate=args.model_rate,
+                progress=progress,
+                **_options(args),
+            )
+        except (InvalidOptionError, UnsupportedFormatError) as exc:
+            _error(str(exc))
+            return EXIT_USAGE
+        except Exception as exc:  # the run could not start (out_dir is a file, Ray could not connect)
+            _error(f"{' '.join(str(exc).split()) or type(exc).__name__} ({type(exc).__name__})")
+            return EXIT_FAILED
+    if args.json:
+        print(json.dumps(report.to_dict(), indent=2, ensure_ascii=True))
+    else:
+        print_summary(report)
+    return EXIT_FAILED if report.failed else EXIT_OK
+
+
+def print_summary(report: BatchReport) -> None:
+    """The report on standard output: a line of totals, a table with a row per document, the report's path."""
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    totals = report.totals()
+    title = (
+        f"{report.engine} engine, {report.workers} worker(s): {totals['ok']} indexed, "
+        f"{totals['skipped']} up to date, {totals['failed']} failed of {totals['documents']} document(s); "
+        f"{totals['pages']} page(s) in {report.seconds:.1f} s"
+    )
+    if totals["usage"]["calls"]:
+        usage = totals["usage"]
+        title += f"; {usage['calls']} model calls, {usage['input_tokens'] + usage['output_tokens']} tokens"
+    table = Table()
+    for column, justify in (
+        ("document", "left"),
+        ("status", "left"),
+        ("pages", "right"),
+        ("seconds", "right"),
+        ("error", "left"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+
+    def cell(value: Any) -> Text:
+        # Text, not a string: rich would read "[...]" in a file name as markup.
+        return Text(safe_text(value, newlines=False))
+
+    rows = report.entries
+    if len(rows) > MAX_ROWS:
+        # A run of thousands: the failures only; every document is in the report file.
+        rows = report.failed[:MAX_ROWS]
+        table.caption = f"{len(report.entries) - len(rows)} more document(s) in index-report.json"
+    for entry in rows:
+        error = f"{entry.error_type}: {entry.error}" if entry.status == "failed" else ""
+        table.add_row(
+            cell(entry.name),
+            cell(entry.status),
+            cell("-" if entry.pages is None else entry.pages),
+            cell(f"{entry.seconds:.2f}"),
+            cell(error[:200]),
+        )
+    print(safe_text(title, newlines=False))
+    Console(width=140, highlight=False).print(table)
+    print(safe_text(f"Report: {report.out_dir}/index-report.json", newlines=False))
