@@ -4,7 +4,9 @@ the report, the resumable manifest, output names, bad options, and model calls b
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -369,6 +371,18 @@ def test_a_model_that_cannot_reach_worker_processes_is_refused(corpus: Path, tmp
     # In this process it is used as it is.
     report = index_documents([corpus / "alpha.md"], tmp_path / "out", workers=2, model=client, abstract=False)
     assert report.workers == 1 and report.entries[0].status == "ok"
+
+
+def test_nothing_of_ray_or_extract_thinker_is_imported_by_a_local_run(corpus: Path, tmp_path: Path) -> None:
+    code = (
+        "import sys\n"
+        "from extract_thinker_pageindex import index_documents\n"
+        f"report = index_documents([{str(corpus)!r}], {str(tmp_path / 'out')!r}, workers=1)\n"
+        "print(report.count('ok'), 'ray' in sys.modules, 'extract_thinker' in sys.modules)"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    assert result.stdout.split() == ["3", "False", "False"]
 
 
 # -- model calls bounded across workers ------------------------------------------------------------------
