@@ -281,8 +281,9 @@ def test_files_given_one_by_one_fail_on_their_own(tmp_path: Path) -> None:
     entries = by_name(report.entries)
     assert entries["good.md"].status == "ok"
     assert entries["odd.xyz"].error_type == UnsupportedFormatError.__name__
-    assert entries["missing.pdf"].status == "failed"
-    assert entries["missing.pdf"].error_type in ("FileNotFoundError", "DocumentLoadError")
+    assert entries["missing.pdf"].error_type == DocumentLoadError.__name__
+    assert entries["missing.pdf"].error == f"No such file: {str(tmp_path / 'missing.pdf')!r}."
+    assert entries["missing.pdf"].sha256 is None
 
 
 def test_the_output_folder_inside_a_source_folder_is_not_indexed(corpus: Path) -> None:

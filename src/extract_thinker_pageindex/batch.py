@@ -8,18 +8,17 @@ index was built from, so the next run skips what is up to date) and ``index-repo
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import shutil
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Literal
 
 from .errors import InvalidOptionError, OutputExistsError
+from .manifest import MANIFEST_FILE, Manifest, write_json_atomically
 from .sources import EXTENSION_KINDS
 
 __all__ = [
@@ -33,16 +32,11 @@ __all__ = [
     "run_task",
 ]
 
-MANIFEST_FILE = "index-manifest.json"
 REPORT_FILE = "index-report.json"
-MANIFEST_VERSION = 1
 ENGINES = ("local", "ray")
 SUFFIX = ".pageindex"
 # Per-document options of build_index that a batch sets itself.
 _PER_DOCUMENT = ("source", "content_type", "doc_name", "progress")
-# Seconds between manifest writes while a run goes on (and once at its end): a crash loses at most this
-# much of the record, never an index.
-_MANIFEST_EVERY = 1.0
 
 Status = Literal["ok", "failed", "skipped"]
 
@@ -147,21 +141,6 @@ class BatchTask:
     environment: dict[str, str] = field(default_factory=dict)
 
 
-def write_json_atomically(path: Path, data: Any) -> None:
-    """Write JSON to ``path`` through a temporary file in the same folder and a rename: readers see the old
-    file or the new one, never half of one."""
-    temporary = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:12]}")
-    try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
 # -- which documents, and where their indexes go ---------------------------------------------------------
 
 
@@ -230,10 +209,22 @@ def collect_documents(
 
 
 def _sha256(path: str) -> str:
+    """The file's sha256, read in chunks.
+
+    Raises:
+        DocumentLoadError: the file is missing, a folder or unreadable.
+    """
+    from .errors import DocumentLoadError
+
     digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for chunk in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(chunk)
+    try:
+        with open(path, "rb") as handle:
+            for chunk in iter(lambda: handle.read(1 << 20), b""):
+                digest.update(chunk)
+    except FileNotFoundError as exc:
+        raise DocumentLoadError(f"No such file: {path!r}.") from exc
+    except OSError as exc:
+        raise DocumentLoadError(f"Cannot read {path!r}: {exc.strerror or exc}.") from exc
     return digest.hexdigest()
 
 
@@ -342,72 +333,6 @@ def failed_entry(task: BatchTask, exc: BaseException, what: str) -> BatchEntry:
         error_type=type(exc).__name__,
         error=f"{what} ({type(exc).__name__}: {' '.join(str(exc).split())}); run again to retry it.",
     )
-
-
-# -- the manifest ----------------------------------------------------------------------------------------
-
-
-def _load_manifest(path: Path) -> dict[str, dict[str, Any]]:
-    """The manifest's records by output name; an unreadable manifest only means nothing is skipped."""
-    import warnings
-
-    from .errors import PageIndexWarning
-
-    if not path.exists():
-        return {}
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        if data.get("manifest_version") != MANIFEST_VERSION or not isinstance(data.get("documents"), dict):
-            raise ValueError(f"unknown manifest_version {data.get('manifest_version')!r}")
-        return {str(key): value for key, value in data["documents"].items() if isinstance(value, dict)}
-    except (OSError, ValueError, AttributeError) as exc:
-        warnings.warn(
-            f"The manifest {str(path)!r} cannot be read ({exc}); every document is indexed again.",
-            PageIndexWarning,
-            stacklevel=3,
-        )
-        return {}
-
-
-def _manifest_key(task: BatchTask, out_dir: Path) -> str:
-    return Path(os.path.relpath(task.output, out_dir)).as_posix()
-
-
-class _Manifest:
-    """The manifest of an output folder, written atomically at most every ``_MANIFEST_EVERY`` seconds."""
-
-    def __init__(self, out_dir: Path) -> None:
-        self.path = out_dir / MANIFEST_FILE
-        self.out_dir = out_dir
-        self.records = _load_manifest(self.path)
-        self.written = time.monotonic()
-        self.dirty = False
-
-    def previous(self, task: BatchTask) -> dict[str, Any] | None:
-        return self.records.get(_manifest_key(task, self.out_dir))
-
-    def record(self, task: BatchTask, entry: BatchEntry) -> None:
-        key = _manifest_key(task, self.out_dir)
-        if entry.status == "skipped" and key in self.records:
-            return  # the record already says what the index holds
-        self.records[key] = {
-            "source": entry.source,
-            "sha256": entry.sha256,
-            "options": task.options_key,
-            "status": "ok" if entry.status != "failed" else "failed",
-            "pages": entry.pages,
-            "indexed_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        }
-        self.dirty = True
-        if time.monotonic() - self.written >= _MANIFEST_EVERY:
-            self.save()
-
-    def save(self) -> None:
-        if self.dirty:
-            documents = dict(sorted(self.records.items()))
-            write_json_atomically(self.path, {"manifest_version": MANIFEST_VERSION, "documents": documents})
-            self.dirty = False
-        self.written = time.monotonic()
 
 
 # -- the run ---------------------------------------------------------------------------------------------
@@ -538,7 +463,7 @@ def index_documents(
 
     from .index_key import options_key
 
-    manifest = _Manifest(out)
+    manifest = Manifest(out)
     environment = {key: os.environ[key] for key in ("LITELLM_LOCAL_MODEL_COST_MAP",) if key in os.environ}
     tasks = []
     for name, source, output in documents:
@@ -552,7 +477,7 @@ def index_documents(
             with_pages=retriever is not None,
             environment=environment,
         )
-        tasks.append(replace(task, previous=manifest.previous(task)))
+        tasks.append(replace(task, previous=manifest.previous(output)))
 
     started = time.perf_counter()
     entries: list[BatchEntry] = []
@@ -573,7 +498,7 @@ def index_documents(
                 except Exception as exc:  # the index is saved, but the run's promise was the retriever too
                     entry = failed_entry(task, exc, "the index was saved but the retriever refused it")
                     entry.sha256 = None
-            manifest.record(task, entry)
+            manifest.record(task.output, task.options_key, entry)
             entries.append(entry)
             if progress is not None:
                 progress(len(entries), len(tasks), entry)

@@ -37,6 +37,14 @@ _PRELOAD = [
     "extract_thinker_pageindex.indexing",
     "extract_thinker_pageindex.store",
 ]
+# With a model: ExtractThinker (and litellm, about five seconds), and what reading a page with it imports.
+_PRELOAD_MODEL = [
+    "extract_thinker",
+    "extract_thinker_pageindex.call_limit",
+    "extract_thinker_pageindex.prompting",
+    "extract_thinker_pageindex.strategies.pdf_text",
+    "extract_thinker_pageindex.strategies.vision",
+]
 
 
 def _context(with_model: bool) -> multiprocessing.context.BaseContext:
@@ -50,7 +58,7 @@ def _context(with_model: bool) -> multiprocessing.context.BaseContext:
         return multiprocessing.get_context("spawn")
     context = multiprocessing.get_context("forkserver")
     # Takes effect when the fork server starts (the first pool of the process); harmless afterwards.
-    context.set_forkserver_preload(_PRELOAD + (["extract_thinker"] if with_model else []))
+    context.set_forkserver_preload(_PRELOAD + (_PRELOAD_MODEL if with_model else []))
     return context
 
 
