@@ -116,6 +116,7 @@ def test_every_page_request_opens_with_the_same_prefix_and_puts_the_page_after_i
     systems = [json.dumps(request["messages"][0]) for request in llm_server.requests]
     assert len(systems) == 3 and len(set(systems)) == 1  # byte-identical: one prefix to cache
     system = llm_server.requests[0]["messages"][0]["content"]
+    assert "{{" not in system and "{width}" not in system  # no template text left in the prefix
     assert system.endswith(schema_text(PageAnswer))  # no structured output known here: the prompt has it
     assert all("response_format" not in request for request in llm_server.requests)
     for request, size in zip(llm_server.requests, ["612 x 792", "600 x 800", "842 x 595"], strict=True):

@@ -51,7 +51,7 @@ __all__ = [
 PAGE_OBJECTIVE = """You turn one page of a document into its typed structure, for a page index that people and
 programs navigate, cite and extract from. You see the page as an image; the request gives its size.
 
-Answer with JSON {{"nodes": [...]}}: every piece of the page, in reading order (columns left to right),
+Answer with JSON {"nodes": [...]}: every piece of the page, in reading order (columns left to right),
 each with a page-local "id" (n1, n2, ...) and "parent_id" (the id of the section it belongs to, or null).
 
 Node types:
