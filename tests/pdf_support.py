@@ -19,3 +19,20 @@ def raw_pdf(objects: list[str]) -> bytes:
 
 CATALOG = "<< /Type /Catalog /Pages 2 0 R >>"
 LEAF = "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] >>"
+
+
+SENTENCES = [
+    "The company sells cloud software to small and medium businesses in Europe and North America.",
+    "Revenue grew in every quarter of the year as customers moved more of their work online.",
+    "Most contracts renew each year and are billed monthly in advance.",
+    "The board approved a plan to expand the sales team in the coming year.",
+    "Costs rose more slowly than revenue because the data centres were used more efficiently.",
+    "Management expects demand to stay strong although competition is increasing.",
+    "The notes to the financial statements describe the accounting policies in detail.",
+    "Cash from operations was used to repay debt and to buy new servers.",
+]
+
+
+def prose(start: int, count: int) -> str:
+    """``count`` sentences of plain running text, starting at sentence ``start``."""
+    return " ".join(SENTENCES[(start + i) % len(SENTENCES)] for i in range(count))

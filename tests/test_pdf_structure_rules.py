@@ -36,25 +36,10 @@ from extract_thinker_pageindex.strategies.pdf_layout import (
 )
 from extract_thinker_pageindex.strategies.pdf_structure import body_size, detect_headings
 from extract_thinker_pageindex.strategies.pdf_text import _text_flags, has_text_layer
+from pdf_support import SENTENCES, prose
 
 LEFT = 72.0
 A4_WIDTH, A4_HEIGHT = 595.0, 842.0
-
-SENTENCES = [
-    "The company sells cloud software to small and medium businesses in Europe and North America.",
-    "Revenue grew in every quarter of the year as customers moved more of their work online.",
-    "Most contracts renew each year and are billed monthly in advance.",
-    "The board approved a plan to expand the sales team in the coming year.",
-    "Costs rose more slowly than revenue because the data centres were used more efficiently.",
-    "Management expects demand to stay strong although competition is increasing.",
-    "The notes to the financial statements describe the accounting policies in detail.",
-    "Cash from operations was used to repay debt and to buy new servers.",
-]
-
-
-def prose(start: int, count: int) -> str:
-    """``count`` sentences of plain running text, starting at sentence ``start``."""
-    return " ".join(SENTENCES[(start + i) % len(SENTENCES)] for i in range(count))
 
 
 class Sheet:

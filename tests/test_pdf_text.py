@@ -39,27 +39,11 @@ from extract_thinker_pageindex import (
     load_index,
 )
 from extract_thinker_pageindex.strategies.pdf_text import normalise_title, pdf_date
-from pdf_support import CATALOG, raw_pdf
+from pdf_support import CATALOG, SENTENCES, prose, raw_pdf
 
 SAMPLE_PDF = Path(__file__).resolve().parents[1] / "examples" / "data" / "service-agreement.pdf"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 LEFT = 72.0
-
-SENTENCES = [
-    "The company sells cloud software to small and medium businesses in Europe and North America.",
-    "Revenue grew in every quarter of the year as customers moved more of their work online.",
-    "Most contracts renew each year and are billed monthly in advance.",
-    "The board approved a plan to expand the sales team in the coming year.",
-    "Costs rose more slowly than revenue because the data centres were used more efficiently.",
-    "Management expects demand to stay strong although competition is increasing.",
-    "The notes to the financial statements describe the accounting policies in detail.",
-    "Cash from operations was used to repay debt and to buy new servers.",
-]
-
-
-def prose(start: int, count: int) -> str:
-    """``count`` sentences of plain running text, starting at sentence ``start``."""
-    return " ".join(SENTENCES[(start + i) % len(SENTENCES)] for i in range(count))
 
 
 def wrap(text: str, width: int) -> list[str]:

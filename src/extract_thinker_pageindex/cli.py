@@ -325,27 +325,16 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
 def _summary(rows: list[tuple[str, dict[str, Any] | None]], seconds: float) -> None:
     """A table of what a multi-file run indexed and which files failed, on standard output."""
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+
+    from .terminal import text_cell as cell
+    from .terminal import text_table
 
     failed = sum(record is None for _, record in rows)
     title = f"Indexed {len(rows) - failed} of {len(rows)} file(s) in {seconds:.1f} s"
     if failed:
         title += f"; {failed} failed"
-    table = Table(title=title, title_justify="left")
-    for column, justify in (
-        ("file", "left"),
-        ("pages", "right"),
-        ("nodes", "right"),
-        ("TOC", "right"),
-        ("title", "left"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-
-    def cell(value: Any) -> Text:
-        # Text, not a string: rich would read "[...]" in a title as markup.
-        return Text(safe_text(value, newlines=False))
-
+    columns = [("file", "left"), ("pages", "right"), ("nodes", "right"), ("TOC", "right"), ("title", "left")]
+    table = text_table(columns, title=title, title_justify="left")
     for file, record in rows:
         if record is None:
             table.add_row(cell(Path(file).name), cell("-"), cell("-"), cell("-"), cell("(failed)"))

@@ -136,8 +136,9 @@ def run_batch(args: argparse.Namespace) -> int:
 def print_summary(report: BatchReport) -> None:
     """The report on standard output: a line of totals, a table with a row per document, the report's path."""
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+
+    from .terminal import text_cell as cell
+    from .terminal import text_table
 
     totals = report.totals()
     title = (
@@ -148,19 +149,14 @@ def print_summary(report: BatchReport) -> None:
     if totals["usage"]["calls"]:
         usage = totals["usage"]
         title += f"; {usage['calls']} model calls, {usage['input_tokens'] + usage['output_tokens']} tokens"
-    table = Table()
-    for column, justify in (
+    columns = [
         ("document", "left"),
         ("status", "left"),
         ("pages", "right"),
         ("seconds", "right"),
         ("error", "left"),
-    ):
-        table.add_column(column, justify=justify)  # type: ignore[arg-type]
-
-    def cell(value: Any) -> Text:
-        # Text, not a string: rich would read "[...]" in a file name as markup.
-        return Text(safe_text(value, newlines=False))
+    ]
+    table = text_table(columns)
 
     rows = report.entries
     if len(rows) > MAX_ROWS:

@@ -10,6 +10,7 @@ name that is not UTF-8, or a JSON ``\\udcff`` escape) makes ``print`` raise ``Un
 from __future__ import annotations
 
 import re
+from typing import Any
 
 __all__ = ["safe_text"]
 
@@ -47,3 +48,21 @@ def safe_text(text: object, *, newlines: bool = True) -> str:
     string = text if isinstance(text, str) else str(text)
     pattern = _UNSAFE_KEEPING_NEWLINES if newlines else _UNSAFE_ON_ONE_LINE
     return pattern.sub(_escape, string)
+
+
+def text_table(columns: list[tuple[str, str]], **options: Any) -> Any:
+    """A rich ``Table`` with ``(name, justify)`` columns; ``options`` go to the table (title, caption)."""
+    from rich.table import Table
+
+    table = Table(**options)
+    for column, justify in columns:
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    return table
+
+
+def text_cell(value: object) -> Any:
+    """A table cell for any value: rich ``Text`` (never markup, so "[...]" in a name is shown as it is),
+    through :func:`safe_text` on one line."""
+    from rich.text import Text
+
+    return Text(safe_text(value, newlines=False))
