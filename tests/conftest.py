@@ -52,3 +52,113 @@ def make_pdf(tmp_path: Path):
         return path
 
     return make
+
+
+# -- retriever backends -------------------------------------------------------------------------------
+
+#: Every retriever backend; the shared retriever tests run once per backend.
+BACKENDS = ("sqlite", "postgres")
+
+
+@pytest.fixture(scope="session")
+def postgres_dsn():
+    """A real PostgreSQL server: ``PAGEINDEX_TEST_POSTGRES_DSN``, or one started from the machine's binaries
+    for the session. Skips when psycopg (the ``[postgres]`` extra) or the binaries are missing, unless
+    ``PAGEINDEX_REQUIRE_POSTGRES=1`` (CI), where that fails."""
+    required = os.environ.get("PAGEINDEX_REQUIRE_POSTGRES") == "1"
+    try:
+        import psycopg  # noqa: F401
+        import psycopg_pool  # noqa: F401
+    except ImportError:
+        if required:
+            pytest.fail("PAGEINDEX_REQUIRE_POSTGRES=1 but psycopg/psycopg_pool are not installed")
+        pytest.skip("the [postgres] extra (psycopg, psycopg_pool) is not installed")
+    given = os.environ.get("PAGEINDEX_TEST_POSTGRES_DSN")
+    if given:
+        yield given
+        return
+    from postgres_server import PostgresServer, find_binaries
+
+    binaries = find_binaries()
+    if binaries is None:
+        if required:
+            pytest.fail("PAGEINDEX_REQUIRE_POSTGRES=1 but no PostgreSQL binaries (initdb, pg_ctl) were found")
+        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
+    server = PostgresServer(binaries).start()
+    try:
+        yield server.dsn
+    finally:
+        server.remove()
+
+
+class RetrieverMaker:
+    """Opens retrievers of one backend for a test and cleans up after it: closes them and, for PostgreSQL,
+    drops the schemas made for them (each retriever gets a fresh schema unless one is named)."""
+
+    def __init__(self, backend: str, request: pytest.FixtureRequest) -> None:
+        self.backend = backend
+        self._request = request
+        self._opened: list = []
+        self._schemas: set[str] = set()
+
+    @property
+    def dsn(self) -> str:
+        return self._request.getfixturevalue("postgres_dsn")
+
+    def fresh_schema(self) -> str:
+        import uuid
+
+        schema = f"test_{uuid.uuid4().hex[:16]}"
+        self._schemas.add(schema)
+        return schema
+
+    def __call__(self, where: object = None, **options):
+        """A new retriever. ``where``: an SQLite path (default in memory), or a PostgreSQL schema name
+        (default a fresh one); two calls with the same ``where`` open the same index."""
+        if self.backend == "sqlite":
+            from extract_thinker_pageindex import SQLitePageRetriever
+
+            opened = SQLitePageRetriever(":memory:" if where is None else where, **options)
+        else:
+            from extract_thinker_pageindex import PostgresPageRetriever
+
+            schema = self.fresh_schema() if where is None else str(where)
+            self._schemas.add(schema)
+            opened = PostgresPageRetriever(self.dsn, schema=schema, **options)
+        self._opened.append(opened)
+        return opened
+
+    def where(self, tmp_path: Path) -> object:
+        """A place for an index both backends can reopen: a file path, or a schema name."""
+        return tmp_path / "pages.sqlite" if self.backend == "sqlite" else self.fresh_schema()
+
+    def cleanup(self) -> None:
+        for opened in self._opened:
+            opened.close()
+        if self._schemas:
+            import psycopg
+            from psycopg import sql
+
+            with psycopg.connect(self.dsn, autocommit=True) as conn:
+                for schema in self._schemas:
+                    conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+@pytest.fixture(params=BACKENDS)
+def make_retriever(request: pytest.FixtureRequest):
+    """Open retrievers of each backend in turn (see :class:`RetrieverMaker`)."""
+    maker = RetrieverMaker(request.param, request)
+    try:
+        yield maker
+    finally:
+        maker.cleanup()
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def make_module_retriever(request: pytest.FixtureRequest):
+    """As ``make_retriever``, for retrievers shared by the tests of a module."""
+    maker = RetrieverMaker(request.param, request)
+    try:
+        yield maker
+    finally:
+        maker.cleanup()

@@ -1,4 +1,6 @@
-"""SQLitePageRetriever on real SQLite files: lifecycle, scope, ranking, hostile input, threads, processes."""
+"""The page retrievers' shared behaviour, each test run on every backend (``make_retriever``: SQLite files and
+a real PostgreSQL server): lifecycle, scope, ranking, hostile input, threads, processes. Tests of one
+backend's own storage (SQLite's files) say so in their name."""
 
 from __future__ import annotations
 
@@ -21,6 +23,7 @@ from extract_thinker_pageindex.errors import (
     PageIndexError,
     RetrieverClosedError,
 )
+from extract_thinker_pageindex.retrieval.base import PageRetriever
 from extract_thinker_pageindex.retrieval.sqlite import (
     PageMatch,
     SQLitePageRetriever,
@@ -66,9 +69,9 @@ def plain_fts5_ranking(docs: dict[str, list[str]], doc_id: str, query: str) -> l
 
 
 @pytest.fixture
-def retriever():
-    with SQLitePageRetriever() as opened:
-        yield opened
+def retriever(make_retriever):
+    """A new, empty retriever of each backend in turn."""
+    return make_retriever()
 
 
 @pytest.fixture
@@ -79,14 +82,14 @@ def db_path(tmp_path: Path) -> Path:
 # -- lifecycle ---------------------------------------------------------------------------------------
 
 
-def test_default_path_is_in_memory_and_works():
+def test_sqlite_default_path_is_in_memory_and_works():
     with SQLitePageRetriever() as retriever:
         assert retriever.path == ":memory:"
         retriever.index("doc", ["the penalty clause", "nothing here"])
         assert numbers(retriever.search("doc", "penalty")) == [1]
 
 
-def test_in_memory_retrievers_do_not_share_pages():
+def test_sqlite_in_memory_retrievers_do_not_share_pages():
     with SQLitePageRetriever() as first, SQLitePageRetriever() as second:
         first.index("doc", ["penalty"])
         assert "doc" in first
@@ -95,13 +98,13 @@ def test_in_memory_retrievers_do_not_share_pages():
             second.search("doc", "penalty")
 
 
-def test_file_path_persists_across_retrievers(db_path: Path):
+def test_an_index_persists_across_retrievers(make_retriever, tmp_path: Path):
     pages = ["governing law is Delaware", "payment terms net thirty", "termination for convenience"]
-    with SQLitePageRetriever(str(db_path)) as retriever:
+    where = make_retriever.where(tmp_path)
+    with make_retriever(where) as retriever:
         retriever.index("contract", pages)
         before = retriever.search("contract", "termination")
-    assert db_path.is_file()
-    with SQLitePageRetriever(db_path) as reopened:  # a pathlib.Path works too
+    with make_retriever(where) as reopened:
         assert reopened.doc_ids() == ["contract"]
         assert reopened.page_count("contract") == 3
         after = reopened.search("contract", "termination")
@@ -109,16 +112,24 @@ def test_file_path_persists_across_retrievers(db_path: Path):
     assert after == before
 
 
-def test_context_manager_closes():
-    with SQLitePageRetriever() as retriever:
+def test_sqlite_file_path_may_be_a_string_or_a_path(db_path: Path):
+    with SQLitePageRetriever(str(db_path)) as retriever:
+        retriever.index("contract", ["termination for convenience"])
+    assert db_path.is_file()
+    with SQLitePageRetriever(db_path) as reopened:
+        assert reopened.doc_ids() == ["contract"]
+
+
+def test_context_manager_closes(make_retriever):
+    with make_retriever() as retriever:
         retriever.index("doc", ["text"])
     with pytest.raises(RetrieverClosedError):
         retriever.search("doc", "text")
     assert "closed" in repr(retriever)
 
 
-def test_close_is_idempotent():
-    retriever = SQLitePageRetriever()
+def test_close_is_idempotent(make_retriever):
+    retriever = make_retriever()
     retriever.close()
     retriever.close()
     assert "closed" in repr(retriever)
@@ -126,8 +137,8 @@ def test_close_is_idempotent():
         retriever.doc_ids()
 
 
-def test_entering_a_closed_retriever_raises():
-    retriever = SQLitePageRetriever()
+def test_entering_a_closed_retriever_raises(make_retriever):
+    retriever = make_retriever()
     retriever.close()
     with pytest.raises(RetrieverClosedError), retriever:
         pass
@@ -146,8 +157,8 @@ def test_entering_a_closed_retriever_raises():
     ],
     ids=["index", "search", "delete", "doc_ids", "page_count", "contains", "snippet"],
 )
-def test_every_use_after_close_raises(use, db_path: Path):
-    retriever = SQLitePageRetriever(db_path)
+def test_every_use_after_close_raises(use, make_retriever, tmp_path: Path):
+    retriever = make_retriever(make_retriever.where(tmp_path))
     retriever.index("doc", ["text"])
     retriever.close()
     with pytest.raises(RetrieverClosedError) as info:
@@ -160,7 +171,7 @@ def test_every_use_after_close_raises(use, db_path: Path):
 # -- search: scope, order, limits --------------------------------------------------------------------
 
 
-def test_search_is_scoped_to_the_doc_id(retriever: SQLitePageRetriever):
+def test_search_is_scoped_to_the_doc_id(retriever: PageRetriever):
     retriever.index("first", [filler(10), "indemnity clause " + filler(8), filler(10, 3)])
     retriever.index("second", ["indemnity " * 5, "indemnity clause", filler(10), "indemnity", filler(5)])
     first = retriever.search("first", "indemnity clause", max_pages=10)
@@ -171,7 +182,7 @@ def test_search_is_scoped_to_the_doc_id(retriever: SQLitePageRetriever):
     assert all(1 <= n <= 3 for n in numbers(first))
 
 
-def test_results_are_best_first_with_negative_scores(retriever: SQLitePageRetriever):
+def test_results_are_best_first_with_negative_scores(retriever: PageRetriever):
     pages = [
         filler(12),
         "dividend " + filler(11),
@@ -189,7 +200,7 @@ def test_results_are_best_first_with_negative_scores(retriever: SQLitePageRetrie
     assert all(isinstance(match, PageMatch) for match in matches)
 
 
-def test_max_pages_is_respected(retriever: SQLitePageRetriever):
+def test_max_pages_is_respected(retriever: PageRetriever):
     retriever.index("doc", [f"royalty {filler(i + 1)}" for i in range(10)])
     assert len(retriever.search("doc", "royalty", max_pages=3)) == 3
     assert len(retriever.search("doc", "royalty", max_pages=1)) == 1
@@ -197,7 +208,7 @@ def test_max_pages_is_respected(retriever: SQLitePageRetriever):
     assert len(retriever.search("doc", "royalty")) == 3  # the default
 
 
-def test_page_number_is_the_one_based_position(retriever: SQLitePageRetriever):
+def test_page_number_is_the_one_based_position(retriever: PageRetriever):
     pages = [filler(8, i) for i in range(12)]
     pages[6] = "warranty " + filler(7)
     retriever.index("filler-before", [filler(5)] * 4)  # rows before ours in the table
@@ -208,7 +219,7 @@ def test_page_number_is_the_one_based_position(retriever: SQLitePageRetriever):
     assert sorted(numbers(retriever.search("first-page", "warranty"))) == [1, 7]
 
 
-def test_unknown_doc_id_raises_no_match(retriever: SQLitePageRetriever):
+def test_unknown_doc_id_raises_no_match(retriever: PageRetriever):
     retriever.index("known", ["text"])
     with pytest.raises(NoMatchError) as info:
         retriever.search("unknown", "text")
@@ -219,7 +230,7 @@ def test_unknown_doc_id_raises_no_match(retriever: SQLitePageRetriever):
 
 
 @pytest.mark.parametrize("bad", [0, -1, True, False, 2.5, "3", None])
-def test_invalid_max_pages_raises(retriever: SQLitePageRetriever, bad):
+def test_invalid_max_pages_raises(retriever: PageRetriever, bad):
     retriever.index("doc", ["text"])
     with pytest.raises(InvalidOptionError) as info:
         retriever.search("doc", "text", max_pages=bad)
@@ -227,19 +238,19 @@ def test_invalid_max_pages_raises(retriever: SQLitePageRetriever, bad):
     assert repr(bad) in str(info.value)
 
 
-def test_query_with_words_on_no_page_returns_empty(retriever: SQLitePageRetriever):
+def test_query_with_words_on_no_page_returns_empty(retriever: PageRetriever):
     retriever.index("doc", ["revenue grew", "costs fell"])
     assert retriever.search("doc", "zebra xylophone") == []
 
 
 @pytest.mark.parametrize("query", ["the of and a", "The AND the OR", "!!! ??? ...", "", "   ", "— … «»"])
-def test_query_of_only_stop_words_or_punctuation_returns_empty(retriever: SQLitePageRetriever, query):
+def test_query_of_only_stop_words_or_punctuation_returns_empty(retriever: PageRetriever, query):
     # Every page is full of stop words, so returning anything would mean they were searched.
     retriever.index("doc", ["the of and a the of and", "and a the", "!!! ??? ... the"])
     assert retriever.search("doc", query) == []
 
 
-def test_empty_document_can_be_indexed_and_searched(retriever: SQLitePageRetriever):
+def test_empty_document_can_be_indexed_and_searched(retriever: PageRetriever):
     retriever.index("empty", [])
     assert "empty" in retriever
     assert retriever.page_count("empty") == 0
@@ -252,7 +263,7 @@ def test_empty_document_can_be_indexed_and_searched(retriever: SQLitePageRetriev
 # -- re-index, delete, bookkeeping -------------------------------------------------------------------
 
 
-def test_reindex_replaces_pages(retriever: SQLitePageRetriever):
+def test_reindex_replaces_pages(retriever: PageRetriever):
     retriever.index("doc", ["obsolete clause"] * 5)
     retriever.index("neighbour", ["obsolete clause", "fresh clause"])
     assert len(retriever.search("doc", "obsolete", max_pages=10)) == 5
@@ -265,7 +276,7 @@ def test_reindex_replaces_pages(retriever: SQLitePageRetriever):
     assert retriever.page_count("neighbour") == 2
 
 
-def test_failed_reindex_keeps_the_old_pages(retriever: SQLitePageRetriever):
+def test_failed_reindex_keeps_the_old_pages(retriever: PageRetriever):
     retriever.index("doc", ["original wording", "second original page"])
     with pytest.raises((TypeError, AttributeError, ValueError)):
         retriever.index("doc", ["replacement wording", 42])  # type: ignore[list-item]
@@ -274,7 +285,7 @@ def test_failed_reindex_keeps_the_old_pages(retriever: SQLitePageRetriever):
     assert retriever.search("doc", "replacement") == []
 
 
-def test_pages_may_be_any_iterable_sequence(retriever: SQLitePageRetriever):
+def test_pages_may_be_any_iterable_sequence(retriever: PageRetriever):
     retriever.index("tuple", ("first", "second lemur"))
     retriever.index("generator", (text for text in ["lemur", "other"]))  # type: ignore[arg-type]
     assert numbers(retriever.search("tuple", "lemur")) == [2]
@@ -282,7 +293,7 @@ def test_pages_may_be_any_iterable_sequence(retriever: SQLitePageRetriever):
     assert retriever.page_count("generator") == 2
 
 
-def test_delete_removes_pages_and_reports_whether_it_did(retriever: SQLitePageRetriever):
+def test_delete_removes_pages_and_reports_whether_it_did(retriever: PageRetriever):
     retriever.index("doc", ["penalty"])
     retriever.index("keep", ["penalty"])
     assert retriever.delete("doc") is True
@@ -294,7 +305,7 @@ def test_delete_removes_pages_and_reports_whether_it_did(retriever: SQLitePageRe
     assert numbers(retriever.search("keep", "penalty")) == [1]
 
 
-def test_delete_frees_the_rows(db_path: Path):
+def test_sqlite_delete_frees_the_rows(db_path: Path):
     with SQLitePageRetriever(db_path) as retriever:
         retriever.index("doc", ["marker" + str(i) for i in range(7)])
         retriever.delete("doc")
@@ -304,7 +315,7 @@ def test_delete_frees_the_rows(db_path: Path):
     assert count == 0
 
 
-def test_doc_ids_page_count_and_contains(retriever: SQLitePageRetriever):
+def test_doc_ids_page_count_and_contains(retriever: PageRetriever):
     assert retriever.doc_ids() == []
     retriever.index("b", ["x", "y"])
     retriever.index("a", ["x"])
@@ -317,7 +328,7 @@ def test_doc_ids_page_count_and_contains(retriever: SQLitePageRetriever):
     assert None not in retriever
 
 
-def test_non_string_doc_id_is_refused(retriever: SQLitePageRetriever):
+def test_non_string_doc_id_is_refused(retriever: PageRetriever):
     with pytest.raises(TypeError):
         retriever.index(42, ["text"])  # type: ignore[arg-type]
 
@@ -325,7 +336,7 @@ def test_non_string_doc_id_is_refused(retriever: SQLitePageRetriever):
 # -- what a page contributes -------------------------------------------------------------------------
 
 
-def test_every_text_field_of_a_page_dict_is_searchable(retriever: SQLitePageRetriever):
+def test_every_text_field_of_a_page_dict_is_searchable(retriever: PageRetriever):
     pages = [
         {"content": "plain content word quokka"},
         {"content": "content", "markdown": "# Heading with wombat"},
@@ -346,13 +357,13 @@ def test_every_text_field_of_a_page_dict_is_searchable(retriever: SQLitePageRetr
         assert numbers(retriever.search("doc", word, max_pages=10)) == [page_number], word
 
 
-def test_plain_strings_work_as_pages(retriever: SQLitePageRetriever):
+def test_plain_strings_work_as_pages(retriever: PageRetriever):
     retriever.index("doc", ["first page about leases", "second page about debt"])
     assert numbers(retriever.search("doc", "debt")) == [2]
     assert page_text_fields("some text") == ("some text", "", "")
 
 
-def test_markdown_equal_to_content_is_not_counted_twice(retriever: SQLitePageRetriever):
+def test_markdown_equal_to_content_is_not_counted_twice(retriever: PageRetriever):
     text = "goodwill impairment " + filler(10)
     retriever.index("with-copy", [{"content": text, "markdown": text}, filler(12)])
     retriever.index("without", [{"content": text}, filler(12)])
@@ -381,7 +392,7 @@ def test_page_text_fields_splits_body_headings_descriptions():
     assert descriptions == "Management discussion"
 
 
-def test_form_field_labels_are_searchable(retriever: SQLitePageRetriever):
+def test_form_field_labels_are_searchable(retriever: PageRetriever):
     # ExtractThinker's Azure Document Intelligence and AWS Textract loaders give a page's form fields as
     # {label: value}; the label is text printed on the page ("Policy number"), as searchable as the value.
     pages = [
@@ -395,7 +406,7 @@ def test_form_field_labels_are_searchable(retriever: SQLitePageRetriever):
     assert "Policy number" in page_text_fields(pages[0])[0]
 
 
-def test_table_cells_inside_longer_words_are_still_indexed(retriever: SQLitePageRetriever):
+def test_table_cells_inside_longer_words_are_still_indexed(retriever: PageRetriever):
     # "Net" and "10" are in the content only inside "Network" and "2010": as words, only in the table.
     page = {"content": "Network expenses rose in fiscal 2010", "tables": [[["Net", "10"], ["Gross", "7"]]]}
     retriever.index("doc", [page, filler(6), filler(6, 3)])
@@ -409,7 +420,7 @@ def test_table_cells_already_in_content_are_not_repeated():
     assert body == "| Revenue | 100 |"
 
 
-def test_images_and_bytes_are_not_stored(db_path: Path):
+def test_sqlite_images_and_bytes_are_not_stored(db_path: Path):
     secret = b"QZXJVSECRETIMAGEBYTES0123456789"
     pages = [
         {"content": "visible wallaroo text", "image": b"\x89PNG\r\n\x1a\n" + secret, "page_number": 1},
@@ -426,7 +437,7 @@ def test_images_and_bytes_are_not_stored(db_path: Path):
 # -- ranking properties plain FTS5 bm25() gets wrong -------------------------------------------------
 
 
-def test_common_word_still_ranks_by_frequency(retriever: SQLitePageRetriever):
+def test_common_word_still_ranks_by_frequency(retriever: PageRetriever):
     # "revenue" is on 7 of 10 pages: FTS5's IDF floors it to ~0 and every page scores about nothing.
     pages = [
         "revenue " + filler(11, 1),
@@ -450,7 +461,7 @@ def test_common_word_still_ranks_by_frequency(retriever: SQLitePageRetriever):
     assert all(match.score < -0.05 for match in matches)
 
 
-def test_idf_is_per_document(retriever: SQLitePageRetriever):
+def test_idf_is_per_document(retriever: PageRetriever):
     first = [filler(10, i) for i in range(10)]
     first[1] = "zeta zeta " + filler(8)
     first[4] = "omega " + filler(9)
@@ -478,12 +489,12 @@ def test_idf_is_per_document(retriever: SQLitePageRetriever):
         ("Leasing", "the leases expire"),
     ],
 )
-def test_stemming_matches_word_forms(retriever: SQLitePageRetriever, query, page_text):
+def test_stemming_matches_word_forms(retriever: PageRetriever, query, page_text):
     retriever.index("doc", [filler(8), page_text, filler(8, 4)])
     assert numbers(retriever.search("doc", query)) == [2]
 
 
-def test_stop_words_are_ignored(retriever: SQLitePageRetriever):
+def test_stop_words_are_ignored(retriever: PageRetriever):
     pages = [
         "the the the of of the the of the " + filler(3),
         "penalty clause " + filler(8),
@@ -498,7 +509,7 @@ def test_stop_words_are_ignored(retriever: SQLitePageRetriever):
     assert numbers(with_stop_words)[0] == 4
 
 
-def test_adjacent_query_words_near_each_other_rank_first(retriever: SQLitePageRetriever):
+def test_adjacent_query_words_near_each_other_rank_first(retriever: PageRetriever):
     far = "operating " + filler(12) + " income"
     near = filler(6) + " operating income " + filler(6)
     # The same words, the same length: without proximity they tie and page 1 (far) would come first.
@@ -509,7 +520,7 @@ def test_adjacent_query_words_near_each_other_rank_first(retriever: SQLitePageRe
     assert matches[0].score < matches[1].score
 
 
-def test_heading_outranks_the_same_word_in_body(retriever: SQLitePageRetriever):
+def test_heading_outranks_the_same_word_in_body(retriever: PageRetriever):
     body_page = {"content": "liquidity " + filler(10)}
     heading_page = {"content": filler(10), "sections": ["Liquidity"]}
     # Same token count; heading page second so that a tie would put the body page first.
@@ -576,16 +587,20 @@ HOSTILE_QUERIES = [
 
 
 @pytest.fixture(scope="module")
-def hostile_retriever(tmp_path_factory: pytest.TempPathFactory):
-    path = tmp_path_factory.mktemp("hostile") / "pages.sqlite"
-    with SQLitePageRetriever(path) as opened:
-        opened.index("contract", ["the penalty for late payment", "contract terms and conditions", "body x"])
-        opened.index("other", ["penalty", "penalty"])
-        yield opened
+def hostile_retriever(make_module_retriever, tmp_path_factory: pytest.TempPathFactory):
+    where = (
+        tmp_path_factory.mktemp("hostile") / "pages.sqlite"
+        if make_module_retriever.backend == "sqlite"
+        else None
+    )
+    opened = make_module_retriever(where)
+    opened.index("contract", ["the penalty for late payment", "contract terms and conditions", "body x"])
+    opened.index("other", ["penalty", "penalty"])
+    return opened
 
 
 @pytest.mark.parametrize("query", HOSTILE_QUERIES, ids=lambda q: repr(q[:30]))
-def test_hostile_query_is_just_text(hostile_retriever: SQLitePageRetriever, query):
+def test_hostile_query_is_just_text(hostile_retriever: PageRetriever, query):
     matches = hostile_retriever.search("contract", query, max_pages=5)
     assert isinstance(matches, list)
     assert all(isinstance(m, PageMatch) and 1 <= m.page_number <= 3 for m in matches)
@@ -609,11 +624,11 @@ def test_hostile_query_is_just_text(hostile_retriever: SQLitePageRetriever, quer
         ("NEAR(penalty conditions)", [1, 2]),
     ],
 )
-def test_query_syntax_is_never_interpreted(hostile_retriever: SQLitePageRetriever, query, expected):
+def test_query_syntax_is_never_interpreted(hostile_retriever: PageRetriever, query, expected):
     assert sorted(numbers(hostile_retriever.search("contract", query, max_pages=5))) == expected
 
 
-def test_hostile_doc_ids_are_plain_values(hostile_retriever: SQLitePageRetriever):
+def test_hostile_doc_ids_are_plain_values(hostile_retriever: PageRetriever):
     for doc_id in ("'; DROP TABLE pi_docs; --", "%", "_", "contract' OR '1'='1"):
         with pytest.raises(NoMatchError):
             hostile_retriever.search(doc_id, "penalty")
@@ -654,7 +669,7 @@ FTS5_TOKENS = [
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(query=st.text())
-def test_search_never_raises_on_any_text(hostile_retriever: SQLitePageRetriever, query):
+def test_search_never_raises_on_any_text(hostile_retriever: PageRetriever, query):
     matches = hostile_retriever.search("contract", query, max_pages=3)
     assert len(matches) <= 3
     assert all(isinstance(m, PageMatch) and 1 <= m.page_number <= 3 and m.score < 0 for m in matches)
@@ -666,7 +681,7 @@ def test_search_never_raises_on_any_text(hostile_retriever: SQLitePageRetriever,
     tokens=st.lists(st.sampled_from(FTS5_TOKENS) | st.text(max_size=4), max_size=12),
     separator=st.sampled_from(["", " ", "  ", "\t"]),
 )
-def test_search_never_raises_on_fts5_operator_soup(hostile_retriever: SQLitePageRetriever, tokens, separator):
+def test_search_never_raises_on_fts5_operator_soup(hostile_retriever: PageRetriever, tokens, separator):
     matches = hostile_retriever.search("contract", separator.join(tokens), max_pages=3)
     assert all(isinstance(m, PageMatch) and 1 <= m.page_number <= 3 for m in matches)
     if any(token in ("penalty", "contract") for token in tokens) and separator:
@@ -674,9 +689,8 @@ def test_search_never_raises_on_fts5_operator_soup(hostile_retriever: SQLitePage
 
 
 @pytest.fixture(scope="module")
-def shared_memory_retriever():
-    with SQLitePageRetriever() as opened:
-        yield opened
+def shared_memory_retriever(make_module_retriever):
+    return make_module_retriever()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -686,7 +700,7 @@ def shared_memory_retriever():
 @example(doc_id="x" * 100_000)
 @example(doc_id="")
 @example(doc_id="'; DROP TABLE pi_docs; --")
-def test_any_text_doc_id_round_trips(shared_memory_retriever: SQLitePageRetriever, doc_id):
+def test_any_text_doc_id_round_trips(shared_memory_retriever: PageRetriever, doc_id):
     retriever = shared_memory_retriever
     retriever.index(doc_id, [filler(5), "kangaroo court " + filler(3)])
     assert doc_id in retriever
@@ -697,7 +711,7 @@ def test_any_text_doc_id_round_trips(shared_memory_retriever: SQLitePageRetrieve
     assert doc_id not in retriever
 
 
-def test_doc_ids_differing_only_after_nul_are_distinct(retriever: SQLitePageRetriever):
+def test_doc_ids_differing_only_after_nul_are_distinct(retriever: PageRetriever):
     retriever.index("a\x00b", ["koala"])
     retriever.index("a\x00c", [filler(3), "koala"])
     retriever.index("a", [filler(3), filler(4), "koala"])
@@ -715,11 +729,11 @@ def _version_pages(owner: int, version: int) -> list[str]:
     return [f"shared owner{owner} mark{owner}x{version} page{i}" for i in range(count)]
 
 
-def test_threads_share_one_file_backed_retriever(db_path: Path):
+def test_threads_share_one_retriever(make_retriever, tmp_path: Path):
     threads_count, seconds, max_loops = 8, 2.0, 400
     errors: list[str] = []
     loops = [0] * threads_count
-    with SQLitePageRetriever(db_path) as retriever:
+    with make_retriever(make_retriever.where(tmp_path)) as retriever:
         for owner in range(threads_count):
             retriever.index(f"doc{owner}", _version_pages(owner, 0))
         start = threading.Barrier(threads_count)
@@ -770,7 +784,18 @@ def test_threads_share_one_file_backed_retriever(db_path: Path):
 # -- processes ---------------------------------------------------------------------------------------
 
 
-def process_worker(path: str, owner: int, others: int, seconds: float, max_loops: int, queue) -> None:
+def open_in_process(where: tuple[str, ...]):
+    """A retriever opened in a child process: ``("sqlite", path)`` or ``("postgres", dsn, schema)``."""
+    if where[0] == "sqlite":
+        return SQLitePageRetriever(where[1])
+    from extract_thinker_pageindex import PostgresPageRetriever
+
+    return PostgresPageRetriever(where[1], schema=where[2])
+
+
+def process_worker(
+    where: tuple[str, ...], owner: int, others: int, seconds: float, max_loops: int, queue
+) -> None:
     """Re-index one document and search all of them; report (owner, errors, last page count, loops).
 
     Module level so that the spawn start method can import it in the child.
@@ -779,7 +804,7 @@ def process_worker(path: str, owner: int, others: int, seconds: float, max_loops
     count = loops = 0
     try:
         rng = random.Random(owner)
-        with SQLitePageRetriever(path) as retriever:
+        with open_in_process(where) as retriever:
             doc = f"proc{owner}"
             stop = time.monotonic() + seconds
             while time.monotonic() < stop and loops < max_loops:
@@ -802,12 +827,18 @@ def process_worker(path: str, owner: int, others: int, seconds: float, max_loops
     queue.put((owner, errors, count, loops))
 
 
-def test_processes_share_one_file(db_path: Path):
+def test_processes_share_one_index(make_retriever, tmp_path: Path):
     processes_count = 3
+    place = make_retriever.where(tmp_path)
+    make_retriever(place).close()  # created before the processes start, as a deployment would
+    if make_retriever.backend == "sqlite":
+        where: tuple[str, ...] = ("sqlite", str(place))
+    else:
+        where = ("postgres", make_retriever.dsn, str(place))
     context = multiprocessing.get_context("spawn")
     queue = context.Queue()
     processes = [
-        context.Process(target=process_worker, args=(str(db_path), owner, processes_count, 2.0, 3000, queue))
+        context.Process(target=process_worker, args=(where, owner, processes_count, 2.0, 3000, queue))
         for owner in range(processes_count)
     ]
     for process in processes:
@@ -824,21 +855,22 @@ def test_processes_share_one_file(db_path: Path):
     for owner, errors, _, loops in reports:
         assert errors == [], f"process {owner}"
         assert loops > 0
-    with SQLitePageRetriever(db_path) as retriever:
+    with make_retriever(place) as retriever:
         assert retriever.doc_ids() == [f"proc{owner}" for owner in range(processes_count)]
         for owner, _, count, loops in reports:
             assert retriever.page_count(f"proc{owner}") == count
             assert len(retriever.search(f"proc{owner}", f"mark{owner}x{loops}", max_pages=10)) == count
             assert retriever.search(f"proc{owner}", f"mark{owner}x{loops - 1}", max_pages=10) == []
-    conn = sqlite3.connect(db_path)
-    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    conn.close()
+    if make_retriever.backend == "sqlite":
+        conn = sqlite3.connect(place)
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        conn.close()
 
 
 # -- snippets ----------------------------------------------------------------------------------------
 
 
-def test_snippet_brackets_matched_words(retriever: SQLitePageRetriever):
+def test_snippet_brackets_matched_words(retriever: PageRetriever):
     retriever.index("doc", ["Early termination requires a penalty payment.", "Nothing relevant here."])
     snippet = retriever.snippet("doc", 1, "terminated penalty")
     assert "[termination]" in snippet
@@ -847,7 +879,7 @@ def test_snippet_brackets_matched_words(retriever: SQLitePageRetriever):
     assert retriever.snippet("doc", 2, "terminated penalty") == ""
 
 
-def test_snippet_of_a_missing_page_or_wordless_query_is_empty(retriever: SQLitePageRetriever):
+def test_snippet_of_a_missing_page_or_wordless_query_is_empty(retriever: PageRetriever):
     retriever.index("doc", ["penalty"])
     assert retriever.snippet("doc", 2, "penalty") == ""
     assert retriever.snippet("doc", 0, "penalty") == ""
@@ -858,7 +890,7 @@ def test_snippet_of_a_missing_page_or_wordless_query_is_empty(retriever: SQLiteP
 # -- files that are not our index --------------------------------------------------------------------
 
 
-def test_a_file_that_is_not_sqlite_raises_index_format_error(db_path: Path):
+def test_sqlite_a_file_that_is_not_sqlite_raises_index_format_error(db_path: Path):
     junk = random.Random(7).randbytes(8192)
     db_path.write_bytes(junk)
     with pytest.raises(IndexFormatError) as info:
@@ -868,7 +900,7 @@ def test_a_file_that_is_not_sqlite_raises_index_format_error(db_path: Path):
     assert db_path.read_bytes() == junk  # the file is left alone
 
 
-def test_an_unknown_schema_version_raises_index_format_error(db_path: Path):
+def test_sqlite_an_unknown_schema_version_raises_index_format_error(db_path: Path):
     with SQLitePageRetriever(db_path) as retriever:
         retriever.index("doc", ["text"])
     conn = sqlite3.connect(db_path)

@@ -46,22 +46,22 @@ def numbers(matches: list[Any]) -> list[int]:
 
 
 @pytest.fixture
-def retriever(tmp_path: Path) -> Iterator[SQLitePageRetriever]:
-    with SQLitePageRetriever(tmp_path / "pages.sqlite") as opened:
-        yield opened
+def retriever(make_retriever: Any, tmp_path: Path) -> Any:
+    """A retriever of each backend in turn (an SQLite file, a PostgreSQL schema)."""
+    return make_retriever(make_retriever.where(tmp_path))
 
 
 # -- what counts as pages -----------------------------------------------------------------------------
 
 
-def test_a_lone_string_is_one_page(retriever: SQLitePageRetriever) -> None:
+def test_a_lone_string_is_one_page(retriever: Any) -> None:
     retriever.index("doc", "The notice period is thirty days.")
     assert retriever.page_count("doc") == 1
     assert numbers(retriever.search("doc", "notice period")) == [1]
     assert retriever.snippet("doc", 1, "notice") == "The [notice] period is thirty days."
 
 
-def test_a_lone_page_dict_is_one_page(retriever: SQLitePageRetriever) -> None:
+def test_a_lone_page_dict_is_one_page(retriever: Any) -> None:
     retriever.index("doc", {"content": "Governing law: Delaware.", "sections": ["Miscellaneous"]})
     assert retriever.page_count("doc") == 1
     assert numbers(retriever.search("doc", "delaware miscellaneous")) == [1]
@@ -72,7 +72,7 @@ def test_document_id_reads_a_lone_string_as_one_page() -> None:
     assert document_id("one page of text") != document_id(list("one page of text"))
 
 
-def test_none_is_a_page_without_text_that_keeps_its_position(retriever: SQLitePageRetriever) -> None:
+def test_none_is_a_page_without_text_that_keeps_its_position(retriever: Any) -> None:
     retriever.index("doc", ["alpha clause", None, "gamma clause", {"content": None}])
     assert retriever.page_count("doc") == 4
     assert numbers(retriever.search("doc", "gamma")) == [3]
@@ -83,9 +83,7 @@ def test_none_is_a_page_without_text_that_keeps_its_position(retriever: SQLitePa
     ("page", "type_name"),
     [(42, "int"), (b"raw bytes", "bytes"), (3.5, "float"), (True, "bool"), (object(), "object")],
 )
-def test_a_page_of_another_type_is_refused_by_position(
-    retriever: SQLitePageRetriever, page: object, type_name: str
-) -> None:
+def test_a_page_of_another_type_is_refused_by_position(retriever: Any, page: object, type_name: str) -> None:
     retriever.index("doc", ["original wording"])
     with pytest.raises(InvalidOptionError) as info:
         retriever.index("doc", ["replacement", page])  # type: ignore[list-item]
@@ -98,9 +96,7 @@ def test_a_page_of_another_type_is_refused_by_position(
 
 
 @pytest.mark.parametrize(("pages", "words"), [(None, "NoneType"), (7, "int"), (b"text", "decode it")])
-def test_pages_that_are_no_page_list_are_refused(
-    retriever: SQLitePageRetriever, pages: object, words: str
-) -> None:
+def test_pages_that_are_no_page_list_are_refused(retriever: Any, pages: object, words: str) -> None:
     with pytest.raises(InvalidOptionError, match=words):
         retriever.index("doc", pages)  # type: ignore[arg-type]
     assert "doc" not in retriever
@@ -112,9 +108,11 @@ def test_pages_that_are_no_page_list_are_refused(
 LISTDIR_NAME = "r\udce9sum\udce9.txt"
 
 
-def test_a_doc_id_with_lone_surrogates_works_everywhere_and_persists(tmp_path: Path) -> None:
-    path = tmp_path / "pages.sqlite"
-    with SQLitePageRetriever(path) as retriever:
+def test_a_doc_id_with_lone_surrogates_works_everywhere_and_persists(
+    make_retriever: Any, tmp_path: Path
+) -> None:
+    path = make_retriever.where(tmp_path)
+    with make_retriever(path) as retriever:
         retriever.index(LISTDIR_NAME, ["termination penalty", "other terms"])
         # The replacement character is another id, never the same document.
         retriever.index("r\ufffdsum\ufffd.txt", ["unrelated penalty page", "more"])
@@ -122,7 +120,7 @@ def test_a_doc_id_with_lone_surrogates_works_everywhere_and_persists(tmp_path: P
         assert retriever.page_count(LISTDIR_NAME) == 2
         assert numbers(retriever.search(LISTDIR_NAME, "termination")) == [1]
         assert retriever.snippet(LISTDIR_NAME, 1, "penalty") == "termination [penalty]"
-    with SQLitePageRetriever(path) as reopened:
+    with make_retriever(path) as reopened:
         assert reopened.doc_ids() == sorted([LISTDIR_NAME, "r\ufffdsum\ufffd.txt"])
         assert reopened.search("r\ufffdsum\ufffd.txt", "termination") == []
         assert reopened.delete(LISTDIR_NAME) is True
@@ -130,7 +128,7 @@ def test_a_doc_id_with_lone_surrogates_works_everywhere_and_persists(tmp_path: P
         assert reopened.doc_ids() == ["r\ufffdsum\ufffd.txt"]
 
 
-def test_page_text_and_queries_with_lone_surrogates_are_searchable(retriever: SQLitePageRetriever) -> None:
+def test_page_text_and_queries_with_lone_surrogates_are_searchable(retriever: Any) -> None:
     retriever.index(
         "doc",
         [
@@ -145,10 +143,13 @@ def test_page_text_and_queries_with_lone_surrogates_are_searchable(retriever: SQ
 
 
 @pytest.fixture(scope="module")
-def shared_retriever(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SQLitePageRetriever]:
-    with SQLitePageRetriever(tmp_path_factory.mktemp("surrogates") / "pages.sqlite") as opened:
-        opened.index("neighbour", ["everywhere next door"])
-        yield opened
+def shared_retriever(make_module_retriever: Any, tmp_path_factory: pytest.TempPathFactory) -> Any:
+    where = None
+    if make_module_retriever.backend == "sqlite":
+        where = tmp_path_factory.mktemp("surrogates") / "pages.sqlite"
+    opened = make_module_retriever(where)
+    opened.index("neighbour", ["everywhere next door"])
+    return opened
 
 
 # Any code point, with lone surrogates drawn often (Hypothesis's text() leaves them out by default).
@@ -161,7 +162,7 @@ ANY_TEXT = st.text(st.one_of(st.characters(), SURROGATES))
 @example(doc_id="\udcff", text="penalty\udcff")
 @example(doc_id="\ud800\udc00", text="\ud83d\ude00\udfff")
 def test_any_code_points_in_doc_id_text_and_query_never_raise(
-    shared_retriever: SQLitePageRetriever, doc_id: str, text: str
+    shared_retriever: Any, doc_id: str, text: str
 ) -> None:
     retriever = shared_retriever
     if doc_id == "neighbour":
@@ -226,7 +227,7 @@ def big_pages(count: int = 20, words: int = 3000) -> list[str]:
     return [" ".join(f"w{rng.getrandbits(40):x}" for _ in range(words)) for _ in range(count)]
 
 
-def assert_full_disk_changed_nothing(retriever: SQLitePageRetriever, path: Path) -> None:
+def assert_full_disk_changed_nothing(retriever: Any, path: Path) -> None:
     with pytest.raises(RetrieverError) as info:
         retriever.index("big", big_pages())
     assert isinstance(info.value, PageIndexError)

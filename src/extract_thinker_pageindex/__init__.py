@@ -26,6 +26,7 @@ if TYPE_CHECKING:
         PageIndexWarning,
         PageSpecError,
         RetrieverClosedError,
+        RetrieverConnectionError,
         RetrieverError,
         UnsupportedFormatError,
     )
@@ -57,7 +58,9 @@ if TYPE_CHECKING:
     )
     from .pages import filter_pages, normalize_page_spec
     from .postprocess.continuations import group_continuations
+    from .retrieval.base import PageRetriever
     from .retrieval.contract_query import query_from_contract
+    from .retrieval.postgres import PostgresPageRetriever
     from .retrieval.profiles import FINANCE, RetrievalProfile
     from .retrieval.ranking import Ranking
     from .retrieval.sqlite import PageMatch, SQLitePageRetriever, query_words
@@ -96,11 +99,14 @@ __all__ = [
     "PageIndexError",
     "PageIndexWarning",
     "PageMatch",
+    "PageRetriever",
     "PageSpecError",
     "ParagraphNode",
+    "PostgresPageRetriever",
     "Ranking",
     "RetrievalProfile",
     "RetrieverClosedError",
+    "RetrieverConnectionError",
     "RetrieverError",
     "SQLitePageRetriever",
     "SectionInfo",
@@ -140,6 +146,8 @@ _LOCATIONS = {
     "DocumentLoaderPyMuPDF": ".loaders.pymupdf",
     "DocumentLoaderRAG": ".loaders.rag",
     "PageMatch": ".retrieval.sqlite",
+    "PageRetriever": ".retrieval.base",
+    "PostgresPageRetriever": ".retrieval.postgres",
     "SQLitePageRetriever": ".retrieval.sqlite",
     "query_words": ".retrieval.sqlite",
     "DocumentLoaderPageIndex": ".loaders.pageindex",
@@ -164,6 +172,7 @@ _LOCATIONS = {
             "PageIndexWarning",
             "PageSpecError",
             "RetrieverClosedError",
+            "RetrieverConnectionError",
             "RetrieverError",
             "UnsupportedFormatError",
         )

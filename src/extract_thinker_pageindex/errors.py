@@ -16,7 +16,9 @@ either the project's base class or the builtin they already handle::
     ├── OutputExistsError (FileExistsError)   refusing to replace something that is not a page index
     ├── RetrieverClosedError (RuntimeError)   a closed retriever was used
     └── RetrieverError (RuntimeError)         the retriever's database failed: full disk, read-only,
-                                              locked past the timeout, I/O
+        │                                     locked past the timeout, I/O
+        └── RetrieverConnectionError          the retriever's database server cannot be reached, or
+                                              went away and did not come back
 
     PageIndexWarning (UserWarning)            degraded but usable results
 """
@@ -36,6 +38,7 @@ __all__ = [
     "PageIndexWarning",
     "PageSpecError",
     "RetrieverClosedError",
+    "RetrieverConnectionError",
     "RetrieverError",
     "UnsupportedFormatError",
 ]
@@ -94,6 +97,11 @@ class RetrieverError(PageIndexError, RuntimeError):
 
     A damaged file or one that is no retriever index is an ``IndexFormatError`` instead.
     """
+
+
+class RetrieverConnectionError(RetrieverError):
+    """The retriever's database server cannot be reached (a wrong address, a refused login, a database
+    that does not exist), or the connection was lost and a second attempt failed too."""
 
 
 class PageIndexWarning(UserWarning):

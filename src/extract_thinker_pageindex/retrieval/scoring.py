@@ -1,12 +1,13 @@
 """How the pages of one document are scored for a query: BM25 with a per-document IDF, proximity, boosts.
 
-FTS5's ``bm25()`` has two flaws for page retrieval inside one long document: its IDF is computed over the
-whole table (every document sharing the file), and it is floored at ~0 for a term on half the rows or more,
-so a decisive but common word ("revenue" in a 10-K) scores nothing. The retriever keeps FTS5 for what it
-does well (Porter stemming, Unicode folding, postings, the BM25 term-frequency saturation and length
-normalisation, heading-column weights) and replaces the IDF: for each query term it runs one scoped FTS5
-query, divides FTS5's own IDF back out of ``bm25()``, and multiplies by a Lucene-style IDF computed over the
-pages of the searched document only::
+Every retriever backend ranks through :func:`score_pages`; a backend only counts. Plain full-text ranking
+has two flaws for page retrieval inside one long document: its IDF is computed over the whole table (every
+document sharing the index; FTS5's ``bm25()`` also floors it at ~0 for a term on half the rows or more, so a
+decisive but common word such as "revenue" in a 10-K scores nothing), and PostgreSQL's ``ts_rank`` is no
+BM25 at all. So the backends give, for each query term, the pages of the searched document that hold it
+and BM25's tf part on each (:class:`TermStatistics`: SQLite takes it from FTS5's ``bm25()`` with FTS5's IDF
+divided back out, PostgreSQL computes it from the tsvector's positions with :func:`bm25_tf`), and the score
+multiplies it by a Lucene-style IDF computed over the pages of the searched document only::
 
     score(page) = sum over query terms t of  idf_doc(t) * tf_part(t, page)
     idf_doc(t)  = ln(1 + (N_doc - n_doc(t) + 0.5) / (n_doc(t) + 0.5))
@@ -21,22 +22,31 @@ first.
 from __future__ import annotations
 
 import math
-import sqlite3
 from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from .query import QueryPlan
 from .ranking import Ranking
 
 __all__ = [
+    "B",
     "DEFAULT_WEIGHTS",
+    "K1",
     "NUMERIC_FULL",
     "PAIR_DISTANCE",
     "PAIR_WEIGHT",
+    "PageFacts",
+    "TermStatistics",
+    "bm25_idf",
+    "bm25_tf",
     "boost_pages",
     "fts_quote",
     "score_pages",
 ]
 
+#: BM25's term-frequency saturation and length normalisation, FTS5's values.
+K1 = 1.2
+B = 0.75
 #: Column weights inside the BM25 term frequency: body text, heading path, section descriptions.
 DEFAULT_WEIGHTS = (1.0, 2.0, 1.0)
 #: Weight of a pair of adjacent query words found near each other on a page, relative to one term.
@@ -47,7 +57,47 @@ NUMERIC_FULL = 0.3
 PAIR_DISTANCE = 2
 
 
-def _idf(pages: int, hits: int) -> float:
+#: A page's number (1-based), its kind in the domain profile and its share of numbers.
+PageFacts = tuple[int, str | None, float]
+
+
+class TermStatistics(Protocol):
+    """What a backend tells the scorer about the pages of one document, inside one snapshot.
+
+    A *term* is one query word as the index's tokens (usually one stem; several make a phrase). The tf part
+    is BM25's weighted, saturated, length-normalised term frequency without the IDF:
+    ``f * (K1 + 1) / (f + K1 * (1 - B + B * length / average length))``, where ``f`` sums the term's
+    occurrences in each column times the column's weight (:data:`DEFAULT_WEIGHTS`).
+    """
+
+    def term_hits(self, word: str, tokens: tuple[str, ...]) -> Sequence[tuple[int, float]]:
+        """``(page_number, tf part)`` of each page of the document that holds the term."""
+        ...
+
+    def pair_hits(
+        self, left: tuple[str, tuple[str, ...]], right: tuple[str, tuple[str, ...]]
+    ) -> Sequence[tuple[int, float]]:
+        """``(page_number, tf part)`` of each page where the two terms stand within :data:`PAIR_DISTANCE`
+        tokens of each other, counting only those near occurrences (the mean of the two terms' tf parts,
+        weighted by their IDF). Called only for terms :meth:`term_hits` found."""
+        ...
+
+
+def bm25_tf(weighted_count: float, length: float, average_length: float) -> float:
+    """BM25's tf part, as FTS5's ``bm25()`` computes it before multiplying by the IDF.
+
+    Args:
+        weighted_count: The term's occurrences on the page, each times its column's weight.
+        length: The page's length in tokens (every column).
+        average_length: The average page length the normalisation is relative to.
+    """
+    if weighted_count <= 0.0:
+        return 0.0
+    norm = K1 * (1.0 - B + B * length / average_length) if average_length > 0 else K1
+    return weighted_count * (K1 + 1.0) / (weighted_count + norm)
+
+
+def bm25_idf(pages: int, hits: int) -> float:
     """Lucene's BM25 IDF over the pages of one document: always positive, largest for rare words."""
     return math.log(1.0 + (pages - hits + 0.5) / (hits + 0.5))
 
@@ -85,78 +135,60 @@ def boost_pages(
 
 
 def score_pages(
-    conn: sqlite3.Connection,
+    statistics: TermStatistics,
     plan: QueryPlan,
     stems: Mapping[str, tuple[str, ...]],
-    first_row: int,
     page_count: int,
     *,
     proximity: bool,
 ) -> dict[int, float]:
-    """The lexical score of each page (FTS5 row) of one document that holds a query term, higher first.
+    """The lexical score of each page of one document that holds a query term, higher first.
+
+    Every backend ranks through this one function: the backend only counts (``statistics``).
 
     Args:
-        conn: The retriever's connection, inside a read transaction.
+        statistics: The backend's term statistics for the document, inside one snapshot.
         plan: The query's weighted terms and phrase pairs.
-        stems: FTS5's tokens for each query word.
-        first_row: The document's first row in the FTS5 table.
-        page_count: How many rows (pages) the document has.
+        stems: The index's tokens for each query word.
+        page_count: How many pages the document has.
         proximity: Add the bonus of phrase pairs found near each other.
-    """
-    (total_rows,) = conn.execute("SELECT coalesce(sum(page_count), 0) FROM pi_docs").fetchone()
-    last_row = first_row + page_count - 1
-    weights = ", ".join(str(weight) for weight in DEFAULT_WEIGHTS)
-    sql = f"SELECT rowid, bm25(pi_fts, {weights}) FROM pi_fts WHERE pi_fts MATCH ? AND rowid BETWEEN ? AND ?"
 
-    # One FTS5 query per distinct stem (several query words may share one), weighted by the word's
-    # weight in the plan (the highest, when words share a stem).
+    Returns:
+        ``{page_number: score}`` of the pages holding a query term.
+    """
+    # One term per distinct stem (several query words may share one), weighted by the word's weight in
+    # the plan (the highest, when words share a stem).
     terms: dict[tuple[str, ...], tuple[str, float]] = {}
     for word, weight in plan.terms:
         tokens = stems.get(word, ())
         if tokens and (tokens not in terms or terms[tokens][1] < weight):
-            terms[tokens] = (fts_quote(word), weight)
+            terms[tokens] = (word, weight)
     # Words that stand together in the query (a phrase), as unordered near-pairs, for the proximity bonus.
-    pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], str] = {}
-    phrase_pairs = plan.pairs if proximity else ()
-    for left, right in phrase_pairs:
+    pairs: dict[tuple[tuple[str, ...], tuple[str, ...]], tuple[str, str]] = {}
+    for left, right in plan.pairs if proximity else ():
         if not stems.get(left) or not stems.get(right):
             continue
         key = (stems[left], stems[right])
         if key not in pairs and key[0] != key[1]:
-            pairs[key] = f"NEAR({fts_quote(left)} {fts_quote(right)}, {PAIR_DISTANCE})"
+            pairs[key] = (left, right)
 
     scores: dict[int, float] = {}
-    fts_idfs: dict[tuple[str, ...], float] = {}
-    for tokens, (expression, weight) in terms.items():
-        rows = conn.execute(sql, (expression, first_row, last_row)).fetchall()
+    found: set[tuple[str, ...]] = set()
+    for tokens, (word, weight) in terms.items():
+        rows = statistics.term_hits(word, tokens)
         if not rows:
             continue
-        fts_idfs[tokens] = fts_idf = _fts_idf(conn, tokens, expression, total_rows)
-        idf = weight * _idf(page_count, len(rows))
-        for rowid, bm25 in rows:
-            # bm25() is -(FTS5 idf) * (weighted, saturated, length-normalised tf): keep only the tf part.
-            scores[rowid] = scores.get(rowid, 0.0) + idf * (-bm25 / fts_idf)
-    for (left_stem, right_stem), expression in pairs.items():
-        if left_stem not in fts_idfs or right_stem not in fts_idfs:
+        found.add(tokens)
+        idf = weight * bm25_idf(page_count, len(rows))
+        for page, tf in rows:
+            scores[page] = scores.get(page, 0.0) + idf * tf
+    for (left_stem, right_stem), (left, right) in pairs.items():
+        if left_stem not in found or right_stem not in found:
             continue  # a word of the pair is on no page of this document
-        rows = conn.execute(sql, (expression, first_row, last_row)).fetchall()
+        rows = statistics.pair_hits((left, left_stem), (right, right_stem))
         if not rows:
             continue
-        # bm25() of a NEAR query sums idf * tf over its two words, counting only the near occurrences;
-        # dividing by the sum of their FTS5 IDFs gives the IDF-weighted mean of those two tf parts.
-        idf = PAIR_WEIGHT * _idf(page_count, len(rows))
-        divisor = fts_idfs[left_stem] + fts_idfs[right_stem]
-        for rowid, bm25 in rows:
-            scores[rowid] = scores.get(rowid, 0.0) + idf * (-bm25 / divisor)
+        idf = PAIR_WEIGHT * bm25_idf(page_count, len(rows))
+        for page, tf in rows:
+            scores[page] = scores.get(page, 0.0) + idf * tf
     return scores
-
-
-def _fts_idf(conn: sqlite3.Connection, tokens: tuple[str, ...], expression: str, total_rows: int) -> float:
-    """The IDF that FTS5's bm25() used for a term: over the whole table, floored at 1e-6."""
-    if len(tokens) == 1:
-        row = conn.execute("SELECT doc FROM pi_vocab WHERE term = ?", tokens).fetchone()
-        hits = int(row[0]) if row is not None else 0
-    else:
-        (hits,) = conn.execute("SELECT count(*) FROM pi_fts WHERE pi_fts MATCH ?", (expression,)).fetchone()
-    idf = math.log((total_rows - hits + 0.5) / (hits + 0.5))
-    return idf if idf > 0.0 else 1e-6

@@ -9,17 +9,16 @@ boosts) is in :mod:`.scoring`; the file itself (opening it, its schema, SQLite's
 
 from __future__ import annotations
 
+import math
 import os
-import re
 import sqlite3
 import threading
 import time
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
 
-from ..errors import IndexFormatError, InvalidOptionError, NoMatchError, RetrieverClosedError, RetrieverError
+from ..errors import IndexFormatError, InvalidOptionError, RetrieverClosedError, RetrieverError
+from .base import BasePageRetriever, PageMatch, PageRow, not_indexed, require_query_words
 from .database import (
     TOKENIZER,
     busy_timeout_ms,
@@ -32,11 +31,11 @@ from .database import (
     unwritable_reason,
     write_transaction,
 )
-from .page_text import SURROGATE, Page, page_facts, page_list, page_text_fields, title_zone
-from .profiles import FINANCE, GENERAL_SYNONYMS, RetrievalProfile
-from .query import QueryPlan, analyse_query, query_words
+from .page_text import SURROGATE, page_list, page_text_fields
+from .profiles import FINANCE, RetrievalProfile
+from .query import query_words
 from .ranking import Ranking
-from .scoring import boost_pages, fts_quote, score_pages
+from .scoring import DEFAULT_WEIGHTS, PAIR_DISTANCE, PageFacts, fts_quote
 
 __all__ = [
     "PageMatch",
@@ -46,36 +45,6 @@ __all__ = [
     "query_words",
     "require_query_words",
 ]
-
-_LEADERS = re.compile(r"(?:\s*\.){4,}")
-
-
-@dataclass(frozen=True)
-class PageMatch:
-    """A page found by a search.
-
-    Attributes:
-        page_number: 1-based position of the page in the list that was indexed.
-        score: BM25 score; lower ranks first (the FTS5 convention).
-    """
-
-    page_number: int
-    score: float
-
-
-def require_query_words(query: object) -> list[str]:
-    """The searchable words of a query that must have some (a loader's fixed query, the CLI's ``-q``).
-
-    Raises:
-        InvalidOptionError: the query is not a string, or holds only stop words and punctuation.
-    """
-    words = query_words(query) if isinstance(query, str) else []
-    if not words:
-        raise InvalidOptionError(
-            f"The query {query!r} has no searchable words (stop words and punctuation are ignored); "
-            "name what the pages you need talk about."
-        )
-    return words
 
 
 def _doc_key(doc_id: str) -> str | bytes:
@@ -100,7 +69,7 @@ def _doc_id(key: str | bytes) -> str:
     return key.decode("utf-8", "surrogatepass") if isinstance(key, bytes) else key
 
 
-class SQLitePageRetriever:
+class SQLitePageRetriever(BasePageRetriever):
     """A local full-text index of document pages, on SQLite FTS5.
 
     Args:
@@ -141,35 +110,7 @@ class SQLitePageRetriever:
         profile: RetrievalProfile | None = FINANCE,
         synonyms: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
-        if ranking is not None and not isinstance(ranking, Ranking):
-            raise InvalidOptionError(f"ranking must be a Ranking; got {type(ranking).__name__}.")
-        if profile is not None and not isinstance(profile, RetrievalProfile):
-            raise InvalidOptionError(
-                f"profile must be a RetrievalProfile or None; got {type(profile).__name__}."
-            )
-        #: The ranking's switches and weights.
-        self.ranking = ranking or Ranking()
-        #: The domain profile (``FINANCE`` by default; ``None`` for none).
-        self.profile = profile
-        if synonyms is not None and not isinstance(synonyms, Mapping):
-            raise InvalidOptionError(
-                f"synonyms must map a phrase to the phrases searched with it; got {type(synonyms).__name__}."
-            )
-        merged: dict[str, tuple[str, ...]] = dict(GENERAL_SYNONYMS)
-        for phrase, given in (synonyms or {}).items():
-            if isinstance(given, str):
-                added: tuple[str, ...] = (given,)
-            elif isinstance(given, Iterable) and all(isinstance(item, str) for item in given):
-                added = tuple(given)
-            else:
-                raise InvalidOptionError(f"synonyms[{phrase!r}] must be a string or a list of strings.")
-            merged[str(phrase).lower()] = (*merged.get(str(phrase).lower(), ()), *added)
-        self._synonyms = merged
-        # The profile's own synonyms join them only for a query the profile acts on (see boost_pages).
-        self._profile_synonyms: dict[str, tuple[str, ...]] = dict(merged)
-        if profile is not None:
-            for phrase, expansions in profile.synonyms.items():
-                self._profile_synonyms[phrase] = (*self._profile_synonyms.get(phrase, ()), *expansions)
+        super().__init__(ranking=ranking, profile=profile, synonyms=synonyms)
         self.path = database_path(path)
         self.timeout = timeout
         self._busy_timeout = busy_timeout_ms(timeout)
@@ -177,7 +118,6 @@ class SQLitePageRetriever:
         self._memory = self.path in (":memory:", "") or self.path.startswith("file::memory:")
         self._lock = threading.RLock()
         self._closed = True  # until the connection is open and set up
-        self._stems: dict[str, tuple[str, ...]] = {}
         self._conn: sqlite3.Connection
         exists = not self._memory and os.path.isfile(self.path)
         if read_only and not exists:
@@ -282,30 +222,8 @@ class SQLitePageRetriever:
 
     # -- writing --------------------------------------------------------------------------------------
 
-    def index(self, doc_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None:
-        """Index the pages of a document, atomically replacing any pages indexed under ``doc_id`` before.
-
-        Args:
-            doc_id: Any string naming the document (lone surrogates included, as in names from
-                ``os.listdir``).
-            pages: Page dicts as framework loaders return them (``content``, ``markdown``, ``tables``,
-                ``forms``, ``sections``...) or plain strings, in document order; ``None`` is a page without
-                text. A lone string or dict is one page. Only text is stored.
-
-        Raises:
-            RetrieverClosedError: the retriever is closed.
-            TypeError: ``doc_id`` is not a string.
-            InvalidOptionError: ``pages`` or one of them is not a page (the message names its position).
-            RetrieverError: the database is read-only, or the write failed (full disk...): nothing changed.
-        """
+    def _write(self, doc_id: str, rows: list[PageRow]) -> None:
         key = _doc_key(doc_id)
-        rows = [page_text_fields(page) for page in page_list(pages)]
-        if self.ranking.title_zone:
-            # A page without a heading path gets its first heading-like lines as one: the title zone.
-            rows = [
-                (body, headings or title_zone(body), descriptions) for body, headings, descriptions in rows
-            ]
-        facts = [page_facts(body, self.profile) for body, _, _ in rows]
         with self._session("write to") as conn:
             self._check_writable()
             with write_transaction(conn):
@@ -315,11 +233,11 @@ class SQLitePageRetriever:
                 ).fetchone()
                 conn.executemany(
                     "INSERT INTO pi_fts (rowid, body, headings, descriptions) VALUES (?, ?, ?, ?)",
-                    [(first_row + position, *fields) for position, fields in enumerate(rows)],
+                    [(first_row + position, *row[:3]) for position, row in enumerate(rows)],
                 )
                 conn.executemany(
                     "INSERT OR REPLACE INTO pi_pages (row, kind, numeric) VALUES (?, ?, ?)",
-                    [(first_row + position, kind, share) for position, (kind, share) in enumerate(facts)],
+                    [(first_row + position, *row[3:]) for position, row in enumerate(rows)],
                 )
                 conn.execute(
                     "INSERT INTO pi_docs (doc_id, first_row, page_count, indexed_at) VALUES (?, ?, ?, ?)",
@@ -338,13 +256,7 @@ class SQLitePageRetriever:
         conn.execute("DELETE FROM pi_docs WHERE doc_id = ?", (key,))
         return True
 
-    def delete(self, doc_id: str) -> bool:
-        """Remove a document's pages. Returns whether the document was indexed.
-
-        Raises:
-            TypeError: ``doc_id`` is not a string.
-            RetrieverError: the database is read-only, or the write failed: nothing changed.
-        """
+    def _remove(self, doc_id: str) -> bool:
         key = _doc_key(doc_id)
         with self._session("write to") as conn:
             self._check_writable()
@@ -373,7 +285,7 @@ class SQLitePageRetriever:
         with self._session("read") as conn:
             row = conn.execute("SELECT page_count FROM pi_docs WHERE doc_id = ?", (key,)).fetchone()
         if row is None:
-            raise NoMatchError(f"Document {doc_id!r} is not indexed; index it before searching it.")
+            raise not_indexed(doc_id)
         return int(row[0])
 
     def doc_ids(self) -> list[str]:
@@ -381,124 +293,45 @@ class SQLitePageRetriever:
         with self._session("read") as conn:
             return sorted(_doc_id(row[0]) for row in conn.execute("SELECT doc_id FROM pi_docs"))
 
-    def _stem(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
-        """FTS5's own tokens for each word (usually one stem), cached per retriever."""
-        missing = [word for word in words if word not in self._stems]
-        if missing:
-            conn = self._conn
+    def _tokens(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """FTS5's own tokens for each word, from the connection's scratch table."""
+        with self._session("read") as conn:
             conn.executemany(
                 "INSERT INTO temp.pi_query (rowid, t) VALUES (?, ?)",
-                [(number, word) for number, word in enumerate(missing, start=1)],
+                [(number, word) for number, word in enumerate(words, start=1)],
             )
             tokens: dict[int, list[tuple[int, str]]] = {}
             for doc, term, offset in conn.execute("SELECT doc, term, offset FROM temp.pi_query_terms"):
                 tokens.setdefault(doc, []).append((offset, term))
             conn.execute("DELETE FROM temp.pi_query")
-            if len(self._stems) > 50_000:
-                self._stems.clear()
-            for number, word in enumerate(missing, start=1):
-                self._stems[word] = tuple(term for _, term in sorted(tokens.get(number, [])))
-        return {word: self._stems[word] for word in words}
+        return {
+            word: tuple(term for _, term in sorted(tokens.get(number, [])))
+            for number, word in enumerate(words, start=1)
+        }
 
-    def search(self, doc_id: str, query: str, max_pages: int = 3) -> list[PageMatch]:
-        """The pages of one document that best match a query, best first.
-
-        Args:
-            doc_id: The document to search (as given to :meth:`index`).
-            query: Free text; its words are OR-ed together. No syntax is interpreted, and any string
-                (lone surrogates included) is a safe query.
-            max_pages: How many matches to return at most.
-
-        Returns:
-            Up to ``max_pages`` matches, best first (lowest score first); empty when no page holds any
-            query word.
-
-        Raises:
-            NoMatchError: ``doc_id`` is not indexed.
-            RetrieverClosedError: the retriever is closed.
-            InvalidOptionError: ``max_pages`` is not a positive whole number.
-            TypeError: ``doc_id`` or ``query`` is not a string.
-            RetrieverError: SQLite failed to read the file (locked past the timeout, I/O error).
-            IndexFormatError: the file is damaged.
-        """
-        if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
-            raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
-        if not isinstance(query, str):
-            raise TypeError(f"query must be a string, got {type(query).__name__}.")
+    @contextmanager
+    def _view(self, doc_id: str) -> Iterator[_FTS5Statistics | None]:
         key = _doc_key(doc_id)
         with self._session("read") as conn, read_transaction(conn):
             row = conn.execute(
                 "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (key,)
             ).fetchone()
             if row is None:
-                raise NoMatchError(f"Document {doc_id!r} is not indexed; index it before searching it.")
+                yield None
+                return
             first_row, page_count = row
-            facts = conn.execute(
-                "SELECT row, kind, numeric FROM pi_pages WHERE row BETWEEN ? AND ?",
-                (first_row, first_row + page_count - 1),
-            ).fetchall()
-            kinds = self._kinds_asked(query, facts)
-            plan = self.plan(query, profile=bool(kinds))
-            if not plan.terms or page_count == 0:
-                return []
-            stems = self._stem(plan.words)
-            scores = score_pages(conn, plan, stems, first_row, page_count, proximity=self.ranking.proximity)
-            if scores:
-                boost_pages(plan, kinds, facts, scores, self.ranking)
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:max_pages]
-        return [
-            PageMatch(page_number=rowid - first_row + 1, score=-round(score, 6)) for rowid, score in ranked
-        ]
+            facts = [
+                (number - first_row + 1, kind, numeric)
+                for number, kind, numeric in conn.execute(
+                    "SELECT row, kind, numeric FROM pi_pages WHERE row BETWEEN ? AND ?",
+                    (first_row, first_row + page_count - 1),
+                )
+            ]
+            yield _FTS5Statistics(conn, first_row, page_count, facts)
 
-    def plan(self, query: str, *, profile: bool = False) -> QueryPlan:
-        """How a query is searched: its weighted terms and whether it asks for a figure (see
-        :func:`~extract_thinker_pageindex.retrieval.query.analyse_query`).
-
-        Args:
-            query: The query.
-            profile: Expand with the domain profile's synonyms too (as a search does when the profile acts
-                on the query and the document).
-        """
-        synonyms = self._profile_synonyms if profile else self._synonyms
-        return analyse_query(
-            query,
-            synonyms=synonyms if self.ranking.synonyms else None,
-            instruction_words=self.ranking.query_weights,
-            expansion_weight=self.ranking.expansion_weight,
-        )
-
-    def _kinds_asked(self, query: str, facts: Sequence[tuple[int, str | None, float]]) -> set[str]:
-        """The page kinds the profile points this query to in this document; empty when it stays inert.
-
-        It acts when the query names a statement or a metric of the profile and, under ``"auto"``, the
-        document has pages of at least two of its kinds (a report of the domain has a balance sheet and a
-        cash flow statement, not one page that happens to say one); ``"on"`` needs one such page.
-        """
-        if self.profile is None or self.ranking.profile == "off":
-            return set()
-        present = {kind for _, kind, _ in facts if kind is not None}
-        if len(present) < (2 if self.ranking.profile == "auto" else 1):
-            return set()
-        return self.profile.kinds_asked(query) & present
-
-    def snippet(self, doc_id: str, page_number: int, query: str, *, words: int = 24) -> str:
-        """A short extract of a page around the query's words, matched words wrapped in ``[`` ``]``.
-
-        Returns:
-            The extract; an empty string when the document or page is not indexed or holds none of the
-            words.
-
-        Raises:
-            TypeError: ``doc_id`` is not a string.
-            RetrieverClosedError: the retriever is closed.
-            RetrieverError: SQLite failed to read the file.
-            IndexFormatError: the file is damaged.
-        """
+    def _highlight(self, doc_id: str, page_number: int, words: Sequence[str], size: int) -> str:
         key = _doc_key(doc_id)
-        terms = query_words(query)
-        if not terms:
-            return ""
-        expression = " OR ".join(fts_quote(term) for term in terms)
+        expression = " OR ".join(fts_quote(term) for term in words)
         # One read transaction: the page range and the page's text come from the same version, even while
         # another connection re-indexes the document.
         with self._session("read") as conn, read_transaction(conn):
@@ -509,9 +342,66 @@ class SQLitePageRetriever:
                 return ""
             found = conn.execute(
                 "SELECT snippet(pi_fts, -1, '[', ']', '…', ?) FROM pi_fts WHERE pi_fts MATCH ? AND rowid = ?",
-                (max(1, min(words, 64)), expression, row[0] + page_number - 1),
+                (size, expression, row[0] + page_number - 1),
             ).fetchone()
-        if not found:
-            return ""
-        # Dot leaders of tables of contents and statements say nothing; fold them.
-        return " ".join(_LEADERS.sub(" … ", found[0]).split())
+        return found[0] if found else ""
+
+
+class _FTS5Statistics:
+    """One document's term statistics from FTS5, inside the caller's read transaction.
+
+    FTS5's ``bm25()`` is ``-(FTS5's IDF over the whole table) * (tf part)``: the tf part is kept by
+    dividing that IDF back out, and the scorer multiplies it by the IDF over this document's pages.
+    """
+
+    def __init__(
+        self, conn: sqlite3.Connection, first_row: int, page_count: int, facts: list[PageFacts]
+    ) -> None:
+        self.conn = conn
+        self.first_row = first_row
+        self.page_count = page_count
+        self.facts = facts
+        (self.total_rows,) = conn.execute("SELECT coalesce(sum(page_count), 0) FROM pi_docs").fetchone()
+        weights = ", ".join(str(weight) for weight in DEFAULT_WEIGHTS)
+        self._sql = (
+            f"SELECT rowid, bm25(pi_fts, {weights}) FROM pi_fts"
+            " WHERE pi_fts MATCH ? AND rowid BETWEEN ? AND ?"
+        )
+        self._fts_idfs: dict[tuple[str, ...], float] = {}
+
+    def statistics(self, tokens: Collection[str]) -> _FTS5Statistics:
+        """Itself: FTS5 is asked term by term, as the scorer goes."""
+        return self
+
+    def _rows(self, expression: str) -> list[tuple[int, float]]:
+        last_row = self.first_row + self.page_count - 1
+        return self.conn.execute(self._sql, (expression, self.first_row, last_row)).fetchall()
+
+    def term_hits(self, word: str, tokens: tuple[str, ...]) -> list[tuple[int, float]]:
+        expression = fts_quote(word)
+        rows = self._rows(expression)
+        if not rows:
+            return []
+        self._fts_idfs[tokens] = fts_idf = self._fts_idf(tokens, expression)
+        return [(rowid - self.first_row + 1, -bm25 / fts_idf) for rowid, bm25 in rows]
+
+    def pair_hits(
+        self, left: tuple[str, tuple[str, ...]], right: tuple[str, tuple[str, ...]]
+    ) -> list[tuple[int, float]]:
+        rows = self._rows(f"NEAR({fts_quote(left[0])} {fts_quote(right[0])}, {PAIR_DISTANCE})")
+        # bm25() of a NEAR query sums idf * tf over its two words, counting only the near occurrences;
+        # dividing by the sum of their FTS5 IDFs gives the IDF-weighted mean of those two tf parts.
+        divisor = self._fts_idfs[left[1]] + self._fts_idfs[right[1]]
+        return [(rowid - self.first_row + 1, -bm25 / divisor) for rowid, bm25 in rows]
+
+    def _fts_idf(self, tokens: tuple[str, ...], expression: str) -> float:
+        """The IDF that FTS5's bm25() used for a term: over the whole table, floored at 1e-6."""
+        if len(tokens) == 1:
+            row = self.conn.execute("SELECT doc FROM pi_vocab WHERE term = ?", tokens).fetchone()
+            hits = int(row[0]) if row is not None else 0
+        else:
+            (hits,) = self.conn.execute(
+                "SELECT count(*) FROM pi_fts WHERE pi_fts MATCH ?", (expression,)
+            ).fetchone()
+        idf = math.log((self.total_rows - hits + 0.5) / (hits + 0.5))
+        return idf if idf > 0.0 else 1e-6

@@ -1,0 +1,352 @@
+"""What every page retriever does, whatever holds its pages: the ``PageRetriever`` protocol and the base
+class that implements its shared part once.
+
+A backend (:class:`~extract_thinker_pageindex.retrieval.sqlite.SQLitePageRetriever` on an SQLite FTS5 file,
+:class:`~extract_thinker_pageindex.retrieval.postgres.PostgresPageRetriever` on a PostgreSQL server) stores
+pages and finds the pages holding a query's words. Everything that decides *which* pages rank first lives
+here and in :mod:`.scoring`, so both backends rank alike: the options, the text a page gives the index,
+query analysis (:mod:`.query`), the domain profile, the per-document BM25 sum and proximity bonus
+(:func:`.scoring.score_pages`), the boosts, and the order of the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import InvalidOptionError, NoMatchError
+from .page_text import Page, page_facts, page_list, page_text_fields, title_zone
+from .profiles import FINANCE, GENERAL_SYNONYMS, RetrievalProfile
+from .query import QueryPlan, analyse_query, query_words
+from .ranking import Ranking
+from .scoring import PageFacts, TermStatistics, boost_pages, score_pages
+
+__all__ = [
+    "BasePageRetriever",
+    "DocumentView",
+    "PageMatch",
+    "PageRetriever",
+    "PageRow",
+    "require_query_words",
+]
+
+_LEADERS = re.compile(r"(?:\s*\.){4,}")
+#: A page as the backends store it: body text, heading path, descriptions; its kind and share of numbers.
+PageRow = tuple[str, str, str, str | None, float]
+
+
+@dataclass(frozen=True)
+class PageMatch:
+    """A page found by a search.
+
+    Attributes:
+        page_number: 1-based position of the page in the list that was indexed.
+        score: The page's score, negated so that lower ranks first (the FTS5 convention).
+    """
+
+    page_number: int
+    score: float
+
+
+def require_query_words(query: object) -> list[str]:
+    """The searchable words of a query that must have some (a loader's fixed query, the CLI's ``-q``).
+
+    Raises:
+        InvalidOptionError: the query is not a string, or holds only stop words and punctuation.
+    """
+    words = query_words(query) if isinstance(query, str) else []
+    if not words:
+        raise InvalidOptionError(
+            f"The query {query!r} has no searchable words (stop words and punctuation are ignored); "
+            "name what the pages you need talk about."
+        )
+    return words
+
+
+@runtime_checkable
+class PageRetriever(Protocol):
+    """What ``DocumentLoaderRAG``, the batch indexer and the CLI need of a retriever.
+
+    Both :class:`SQLitePageRetriever` and :class:`PostgresPageRetriever` implement it; so may a
+    retriever of your own.
+    """
+
+    def index(self, doc_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None: ...
+
+    def search(self, doc_id: str, query: str, max_pages: int = 3) -> list[PageMatch]: ...
+
+    def delete(self, doc_id: str) -> bool: ...
+
+    def __contains__(self, doc_id: object) -> bool: ...
+
+    def page_count(self, doc_id: str) -> int: ...
+
+    def doc_ids(self) -> list[str]: ...
+
+    def snippet(self, doc_id: str, page_number: int, query: str, *, words: int = 24) -> str: ...
+
+    def close(self) -> None: ...
+
+
+class DocumentView(Protocol):
+    """One document as a backend shows it to a search, inside one consistent snapshot."""
+
+    @property
+    def page_count(self) -> int:
+        """How many pages the document has."""
+        ...
+
+    @property
+    def facts(self) -> Sequence[PageFacts]:
+        """``(page_number, kind, numeric share)`` of each page."""
+        ...
+
+    def statistics(self, tokens: Collection[str]) -> TermStatistics:
+        """The term statistics of the pages for a query made of these tokens (fetched in one go, or as
+        the scorer asks)."""
+        ...
+
+
+class BasePageRetriever(ABC):
+    """The shared part of every retriever: options, page text, query analysis, ranking, answers.
+
+    A backend implements the storage hooks (``_write``, ``_remove``, ``_view``, ``_tokens``,
+    ``_highlight``, the document list) and its own lifecycle.
+
+    Args:
+        ranking: The ranking's switches and weights (:class:`Ranking`).
+        profile: The domain profile (``FINANCE`` by default; ``None`` for none).
+        synonyms: More phrases searched with a query phrase, on top of the general ones.
+
+    Raises:
+        InvalidOptionError: an option has a value that cannot work.
+    """
+
+    def __init__(
+        self,
+        *,
+        ranking: Ranking | None = None,
+        profile: RetrievalProfile | None = FINANCE,
+        synonyms: Mapping[str, Iterable[str]] | None = None,
+    ) -> None:
+        if ranking is not None and not isinstance(ranking, Ranking):
+            raise InvalidOptionError(f"ranking must be a Ranking; got {type(ranking).__name__}.")
+        if profile is not None and not isinstance(profile, RetrievalProfile):
+            raise InvalidOptionError(
+                f"profile must be a RetrievalProfile or None; got {type(profile).__name__}."
+            )
+        #: The ranking's switches and weights.
+        self.ranking = ranking or Ranking()
+        #: The domain profile (``FINANCE`` by default; ``None`` for none).
+        self.profile = profile
+        if synonyms is not None and not isinstance(synonyms, Mapping):
+            raise InvalidOptionError(
+                f"synonyms must map a phrase to the phrases searched with it; got {type(synonyms).__name__}."
+            )
+        merged: dict[str, tuple[str, ...]] = dict(GENERAL_SYNONYMS)
+        for phrase, given in (synonyms or {}).items():
+            if isinstance(given, str):
+                added: tuple[str, ...] = (given,)
+            elif isinstance(given, Iterable) and all(isinstance(item, str) for item in given):
+                added = tuple(given)
+            else:
+                raise InvalidOptionError(f"synonyms[{phrase!r}] must be a string or a list of strings.")
+            merged[str(phrase).lower()] = (*merged.get(str(phrase).lower(), ()), *added)
+        self._synonyms = merged
+        # The profile's own synonyms join them only for a query the profile acts on (see boost_pages).
+        self._profile_synonyms: dict[str, tuple[str, ...]] = dict(merged)
+        if profile is not None:
+            for phrase, expansions in profile.synonyms.items():
+                self._profile_synonyms[phrase] = (*self._profile_synonyms.get(phrase, ()), *expansions)
+        self._stems: dict[str, tuple[str, ...]] = {}
+
+    # -- the backend's part ---------------------------------------------------------------------------
+
+    @abstractmethod
+    def _write(self, doc_id: str, rows: list[PageRow]) -> None:
+        """Replace the document's pages by ``rows`` in one transaction."""
+
+    @abstractmethod
+    def _remove(self, doc_id: str) -> bool:
+        """Remove the document's pages; whether it was indexed."""
+
+    @abstractmethod
+    def _view(self, doc_id: str) -> AbstractContextManager[DocumentView | None]:
+        """The document inside one read snapshot, or ``None`` when it is not indexed."""
+
+    @abstractmethod
+    def _tokens(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The index's own tokens (stems) of each word, as the backend's tokenizer makes them."""
+
+    @abstractmethod
+    def _highlight(self, doc_id: str, page_number: int, words: Sequence[str], size: int) -> str:
+        """An extract of about ``size`` words of the page around ``words``, matches in ``[`` ``]``;
+        empty when the page is not indexed or holds none of them."""
+
+    # -- writing --------------------------------------------------------------------------------------
+
+    def index(self, doc_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None:
+        """Index the pages of a document, atomically replacing any pages indexed under ``doc_id`` before.
+
+        Args:
+            doc_id: Any string naming the document (lone surrogates included, as in names from
+                ``os.listdir``).
+            pages: Page dicts as framework loaders return them (``content``, ``markdown``, ``tables``,
+                ``forms``, ``sections``...) or plain strings, in document order; ``None`` is a page without
+                text. A lone string or dict is one page. Only text is stored.
+
+        Raises:
+            RetrieverClosedError: the retriever is closed.
+            TypeError: ``doc_id`` is not a string.
+            InvalidOptionError: ``pages`` or one of them is not a page (the message names its position).
+            RetrieverError: the database is read-only, or the write failed: nothing changed.
+        """
+        check_doc_id(doc_id)
+        fields = [page_text_fields(page) for page in page_list(pages)]
+        if self.ranking.title_zone:
+            # A page without a heading path gets its first heading-like lines as one: the title zone.
+            fields = [
+                (body, headings or title_zone(body), descriptions) for body, headings, descriptions in fields
+            ]
+        rows = [(*texts, *page_facts(texts[0], self.profile)) for texts in fields]
+        self._write(doc_id, rows)
+
+    def delete(self, doc_id: str) -> bool:
+        """Remove a document's pages. Returns whether the document was indexed.
+
+        Raises:
+            TypeError: ``doc_id`` is not a string.
+            RetrieverError: the database is read-only, or the write failed: nothing changed.
+        """
+        check_doc_id(doc_id)
+        return self._remove(doc_id)
+
+    # -- reading --------------------------------------------------------------------------------------
+
+    def search(self, doc_id: str, query: str, max_pages: int = 3) -> list[PageMatch]:
+        """The pages of one document that best match a query, best first.
+
+        Args:
+            doc_id: The document to search (as given to :meth:`index`).
+            query: Free text; its words are OR-ed together. No syntax is interpreted, and any string
+                (lone surrogates included) is a safe query.
+            max_pages: How many matches to return at most.
+
+        Returns:
+            Up to ``max_pages`` matches, best first (lowest score first); empty when no page holds any
+            query word.
+
+        Raises:
+            NoMatchError: ``doc_id`` is not indexed.
+            RetrieverClosedError: the retriever is closed.
+            InvalidOptionError: ``max_pages`` is not a positive whole number.
+            TypeError: ``doc_id`` or ``query`` is not a string.
+            RetrieverError: the database failed to answer.
+            IndexFormatError: the database is damaged.
+        """
+        if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
+            raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
+        if not isinstance(query, str):
+            raise TypeError(f"query must be a string, got {type(query).__name__}.")
+        check_doc_id(doc_id)
+        with self._view(doc_id) as view:
+            if view is None:
+                raise not_indexed(doc_id)
+            scores = self._score(view, query)
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:max_pages]
+        return [PageMatch(page_number=page, score=-round(score, 6)) for page, score in ranked]
+
+    def _score(self, view: DocumentView, query: str) -> dict[int, float]:
+        """Each page's score for the query (higher is better), pages without a query word left out."""
+        kinds = self._kinds_asked(query, view.facts)
+        plan = self.plan(query, profile=bool(kinds))
+        if not plan.terms or view.page_count == 0:
+            return {}
+        stems = self._stem(plan.words)
+        statistics = view.statistics({token for tokens in stems.values() for token in tokens})
+        scores = score_pages(statistics, plan, stems, view.page_count, proximity=self.ranking.proximity)
+        if scores:
+            boost_pages(plan, kinds, view.facts, scores, self.ranking)
+        return scores
+
+    def _stem(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
+        """The index's tokens for each word (usually one stem), cached per retriever."""
+        missing = [word for word in words if word not in self._stems]
+        if missing:
+            found = self._tokens(missing)
+            if len(self._stems) > 50_000:
+                self._stems.clear()
+            for word in missing:
+                self._stems[word] = found.get(word, ())
+        return {word: self._stems[word] for word in words}
+
+    def plan(self, query: str, *, profile: bool = False) -> QueryPlan:
+        """How a query is searched: its weighted terms and whether it asks for a figure (see
+        :func:`~extract_thinker_pageindex.retrieval.query.analyse_query`).
+
+        Args:
+            query: The query.
+            profile: Expand with the domain profile's synonyms too (as a search does when the profile acts
+                on the query and the document).
+        """
+        synonyms = self._profile_synonyms if profile else self._synonyms
+        return analyse_query(
+            query,
+            synonyms=synonyms if self.ranking.synonyms else None,
+            instruction_words=self.ranking.query_weights,
+            expansion_weight=self.ranking.expansion_weight,
+        )
+
+    def _kinds_asked(self, query: str, facts: Sequence[PageFacts]) -> set[str]:
+        """The page kinds the profile points this query to in this document; empty when it stays inert.
+
+        It acts when the query names a statement or a metric of the profile and, under ``"auto"``, the
+        document has pages of at least two of its kinds (a report of the domain has a balance sheet and a
+        cash flow statement, not one page that happens to say one); ``"on"`` needs one such page.
+        """
+        if self.profile is None or self.ranking.profile == "off":
+            return set()
+        present = {kind for _, kind, _ in facts if kind is not None}
+        if len(present) < (2 if self.ranking.profile == "auto" else 1):
+            return set()
+        return self.profile.kinds_asked(query) & present
+
+    def snippet(self, doc_id: str, page_number: int, query: str, *, words: int = 24) -> str:
+        """A short extract of a page around the query's words, matched words wrapped in ``[`` ``]``.
+
+        Returns:
+            The extract; an empty string when the document or page is not indexed or holds none of the
+            words.
+
+        Raises:
+            TypeError: ``doc_id`` is not a string.
+            RetrieverClosedError: the retriever is closed.
+            RetrieverError: the database failed to answer.
+            IndexFormatError: the database is damaged.
+        """
+        check_doc_id(doc_id)
+        terms = query_words(query)
+        if not terms or isinstance(page_number, bool) or not isinstance(page_number, int):
+            return ""
+        found = self._highlight(doc_id, page_number, terms, max(1, min(words, 64)))
+        # Dot leaders of tables of contents and statements say nothing; fold them.
+        return " ".join(_LEADERS.sub(" … ", found).split())
+
+
+def check_doc_id(doc_id: object) -> None:
+    """Refuse a document id that is not a string.
+
+    Raises:
+        TypeError: ``doc_id`` is not a string.
+    """
+    if not isinstance(doc_id, str):
+        raise TypeError(f"doc_id must be a string, got {type(doc_id).__name__}.")
+
+
+def not_indexed(doc_id: str) -> NoMatchError:
+    """The error for a document that is not indexed."""
+    return NoMatchError(f"Document {doc_id!r} is not indexed; index it before searching it.")
