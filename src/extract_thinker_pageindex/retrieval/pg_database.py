@@ -19,7 +19,7 @@ from ..errors import (
     RetrieverError,
 )
 
-__all__ = ["SCHEMA_VERSION", "connection_lost", "prepare_schema", "redacted", "translate_error"]
+__all__ = ["OWN_CONFIG", "SCHEMA_VERSION", "connection_lost", "prepare_schema", "redacted", "translate_error"]
 
 #: The layout of the retriever's tables; a schema holding another is refused, never altered.
 SCHEMA_VERSION = "1"
@@ -91,7 +91,7 @@ def translate_error(exc: BaseException, action: str, *, where: str) -> PageIndex
     return RetrieverError(f"Cannot {action} {where}: {first_line}.")
 
 
-def prepare_schema(conn: psycopg.Connection, schema: str, config: str, *, where: str) -> str:
+def prepare_schema(conn: psycopg.Connection, schema: str, config: str | None, *, where: str) -> str:
     """Find the retriever's tables in ``schema``, or create them (the schema too) if none is there.
 
     Creation runs under an advisory lock, so many processes opening a new schema at once create it once.
@@ -99,7 +99,9 @@ def prepare_schema(conn: psycopg.Connection, schema: str, config: str, *, where:
     Args:
         conn: A connection in autocommit mode.
         schema: The schema to keep the tables in.
-        config: The text search configuration for a new index (``english``).
+        config: The text search configuration for a new index; ``None`` for the retriever's own
+            (:data:`OWN_CONFIG`, made in the schema): Porter stems, no stop words, hyphenated words as
+            their parts — the tokens FTS5's ``porter unicode61`` makes, so both backends rank alike.
         where: The server and schema, as messages name them.
 
     Returns:
@@ -134,8 +136,15 @@ def _existing(conn: psycopg.Connection, schema: str) -> set[str]:
     return {row[0] for row in rows}
 
 
-def _create(conn: psycopg.Connection, schema: str, config: str, *, where: str) -> None:
-    if not _is_config(conn, config):
+def _create(conn: psycopg.Connection, schema: str, config: str | None, *, where: str) -> None:
+    name = sql.Identifier(schema)
+    exists = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)).fetchone()
+    if config is None:
+        if exists is None:
+            conn.execute(sql.SQL("CREATE SCHEMA {}").format(name))
+            exists = (1,)
+        config = _create_own_config(conn, schema)
+    elif not _is_config(conn, config):
         raise InvalidOptionError(
             f"{config!r} is no text search configuration of the server at {where}; use one of "
             "SELECT cfgname FROM pg_ts_config (english, simple, german...)."
@@ -169,6 +178,33 @@ def _create(conn: psycopg.Connection, schema: str, config: str, *, where: str) -
         ).format(name)
     )
     conn.execute(sql.SQL("CREATE INDEX pi_pages_tsv ON {}.pi_pages USING gin (tsv)").format(name))
+
+
+#: The name of the retriever's own text search configuration (and of its Porter dictionary), in its schema.
+OWN_CONFIG = "pi_text"
+#: The parser's token types of words, stemmed; the parts of a hyphenated word are, its whole is not indexed.
+_WORD_TOKENS = "asciiword, word, hword_asciipart, hword_part"
+
+
+def _create_own_config(conn: psycopg.Connection, schema: str) -> str:
+    """Make the retriever's text search configuration in the schema; its name, schema-qualified."""
+    dictionary = sql.Identifier(schema, "pi_porter")
+    own = sql.Identifier(schema, OWN_CONFIG)
+    conn.execute(
+        sql.SQL("CREATE TEXT SEARCH DICTIONARY {} (TEMPLATE = snowball, Language = porter)").format(
+            dictionary
+        )
+    )
+    conn.execute(sql.SQL("CREATE TEXT SEARCH CONFIGURATION {} (COPY = simple)").format(own))
+    conn.execute(
+        sql.SQL("ALTER TEXT SEARCH CONFIGURATION {} ALTER MAPPING FOR " + _WORD_TOKENS + " WITH {}").format(
+            own, dictionary
+        )
+    )
+    conn.execute(
+        sql.SQL("ALTER TEXT SEARCH CONFIGURATION {} DROP MAPPING FOR asciihword, hword, numhword").format(own)
+    )
+    return own.as_string(conn)
 
 
 def _is_config(conn: psycopg.Connection, config: str) -> bool:
