@@ -1,12 +1,14 @@
 """A real PostgreSQL server for the tests, started from the machine's own binaries, and a TCP relay that can
 cut every connection to it (a server that goes away, as a network or a restart does).
 
-``PAGEINDEX_TEST_POSTGRES_DSN`` names a server to use instead of starting one. ``PAGEINDEX_REQUIRE_POSTGRES=1``
-(set by ``.ci/run``) turns "no server can be started here" from a skip into a failure.
+``PAGEINDEX_TEST_POSTGRES_DSN`` names a server to use instead of starting one.
+``PAGEINDEX_REQUIRE_POSTGRES=1`` (set by ``.ci/run``) turns "no server can be started here" from a skip
+into a failure.
 """
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import pwd
@@ -79,10 +81,8 @@ class PostgresServer:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
     def remove(self) -> None:
-        try:
+        with contextlib.suppress(subprocess.CalledProcessError):
             self.stop()
-        except subprocess.CalledProcessError:
-            pass
         shutil.rmtree(self.root, ignore_errors=True)
 
 
@@ -138,10 +138,8 @@ class Relay:
             return
         finally:
             for sock in sockets:
-                try:
+                with contextlib.suppress(OSError):
                     sock.close()
-                except OSError:
-                    pass
 
     def cut(self, *, refuse: bool = True) -> None:
         """Close every connection through the relay; with ``refuse``, new ones too until :meth:`restore`."""
@@ -151,10 +149,8 @@ class Relay:
             pairs, self._pairs = self._pairs, []
         for pair in pairs:
             for sock in pair:
-                try:
+                with contextlib.suppress(OSError):
                     sock.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass
 
     def restore(self) -> None:
         self._open.set()
