@@ -15,7 +15,7 @@ from .pages import PageSpec, normalize_page_spec
 from .postprocess.continuations import group_continuations
 from .postprocess.ids import drop_dangling_references
 from .postprocess.selection import restrict_pages
-from .postprocess.toc import toc_from_entries, toc_from_sections
+from .postprocess.toc import place_entries, toc_from_entries, toc_from_sections
 from .sources import Source, SourceInput, decode_text, resolve_source
 
 __all__ = ["STRATEGIES", "build_index"]
@@ -407,7 +407,8 @@ def _document(
     client: ModelClient | None,
 ) -> Document:
     """The document, after the steps every builder shares: continuations grouped, references checked,
-    the TOC generated when none was read, and the abstract written when a model is configured."""
+    the TOC generated when none was read (and its entries placed on their headings' boxes), and the
+    abstract written when a model is configured."""
     for key in ("created_at", "updated_at"):
         if isinstance(fields.get(key), str):
             fields[key] = datetime.fromisoformat(fields[key])
@@ -415,6 +416,7 @@ def _document(
     drop_dangling_references(pages, [])  # the TOC is generated from sections: they must be sound first
     toc = toc if toc is not None else toc_from_sections(pages, cover=source.extension == "pdf")
     drop_dangling_references(pages, toc)
+    place_entries(toc, pages)
     document = Document(
         name=source.name,
         extension=source.extension,

@@ -4,14 +4,15 @@ The classes are pydantic models that subclass ExtractThinker's ``Contract``, so 
 as the on-disk format (``document.json``) and as the response schema of the vision model.
 
 Coordinates: a ``bbox`` is ``[xmin, ymin, xmax, ymax]`` in whole PDF points (1/72 inch) from the page's
-top-left corner; for image sources one point is one pixel.
+top-left corner; for image sources one point is one pixel (see ``boxes``). Image and table nodes carry one,
+and so do the text nodes (heading, paragraph, list item, header, footer) of the PDF text strategy: the union
+of the text's line boxes, rounded outward. Section nodes have none: a section is a place in the reading
+order, and its heading carries the position.
 """
 
 from __future__ import annotations
 
 import copy
-import math
-import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Annotated, Any, Literal
@@ -19,11 +20,19 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field, NonNegativeInt, model_validator
 
 from ._framework import Contract
+from .boxes import BBox, LooseBBox, NoBox
 from .files import clean_text
+from .format_version import FORMAT_VERSION, upgrade
+from .integrity import validate_structure
 
 __all__ = [
+    "AnswerFooterNode",
+    "AnswerHeaderNode",
+    "AnswerHeadingNode",
     "AnswerImageNode",
+    "AnswerListItemNode",
     "AnswerNode",
+    "AnswerParagraphNode",
     "AnswerTableNode",
     "BBox",
     "Document",
@@ -48,10 +57,8 @@ __all__ = [
     "TitleAnswer",
     "TocEntry",
     "TocEntryNode",
+    "document_node",
 ]
-
-#: The version written into every ``document.json``; ``load_index`` refuses any other.
-FORMAT_VERSION = "1.0"
 
 HeadingLevel = Literal["h1", "h2", "h3", "h4", "h5", "h6"]
 ParagraphLevel = Literal["paragraph", "citation", "code", "aside", "abstract", "footnote"]
@@ -60,31 +67,6 @@ ImageKind = Literal[
     "photo", "diagram", "chart", "logo", "icon", "illustration", "screenshot", "signature", "map", "other"
 ]
 TableKind = Literal["data", "form", "layout", "other"]
-
-# Node ids become file names (images/<id>.png), so a document only admits ids that are safe there.
-_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
-
-
-def _coerce_bbox(value: Any) -> Any:
-    """Round numeric coordinates to whole points and check the box is non-empty and ordered."""
-    if value is None:
-        return None
-    if not isinstance(value, (list, tuple)) or len(value) != 4:
-        raise ValueError("bbox must be four numbers [xmin, ymin, xmax, ymax]")
-    coords = []
-    for item in value:
-        if isinstance(item, bool) or not isinstance(item, (int, float)):
-            raise ValueError(f"bbox coordinates must be numbers, got {item!r}")
-        coords.append(round(item))
-    xmin, ymin, xmax, ymax = coords
-    if xmin < 0 or ymin < 0:
-        raise ValueError(f"bbox {coords} has a negative coordinate")
-    if not (xmin < xmax and ymin < ymax):
-        raise ValueError(f"bbox {coords} is empty or inverted: need xmin < xmax and ymin < ymax")
-    return tuple(coords)
-
-
-BBox = Annotated[tuple[int, int, int, int], BeforeValidator(_coerce_bbox)]
 
 
 def level_number(level: str) -> int:
@@ -150,6 +132,7 @@ class HeadingNode(_NodeBase):
     type: Literal["heading"] = "heading"
     level: HeadingLevel = Field(description="Heading level, h1 (top) to h6.")
     content: str = Field(description="The heading text, exactly as written.")
+    bbox: BBox | None = None
 
 
 class ParagraphNode(_NodeBase):
@@ -162,6 +145,7 @@ class ParagraphNode(_NodeBase):
         default=False, description="True when it continues a block from the previous page."
     )
     group_id: str | None = None
+    bbox: BBox | None = None
 
 
 class ListItemNode(_NodeBase):
@@ -172,6 +156,7 @@ class ListItemNode(_NodeBase):
     content: str = Field(description="The exact text of the item, without its bullet.")
     continuation: bool = False
     group_id: str | None = None
+    bbox: BBox | None = None
 
 
 class ImageNode(_NodeBase):
@@ -210,6 +195,7 @@ class HeaderNode(_NodeBase):
 
     type: Literal["header"] = "header"
     content: str
+    bbox: BBox | None = None
 
 
 class FooterNode(_NodeBase):
@@ -217,6 +203,7 @@ class FooterNode(_NodeBase):
 
     type: Literal["footer"] = "footer"
     content: str
+    bbox: BBox | None = None
 
 
 class MetadataNode(_NodeBase):
@@ -263,21 +250,6 @@ Node = Annotated[
 ]
 
 
-def _loose_bbox(value: Any) -> Any:
-    """A model's box as four numbers in its own scale; anything else is no box (checked and scaled later)."""
-    numbers = isinstance(value, (list, tuple)) and len(value) == 4
-    if numbers and all(isinstance(item, (int, float)) and not isinstance(item, bool) for item in value):
-        try:
-            box = [float(item) for item in value]
-        except OverflowError:  # an integer too large for a float is no coordinate
-            return None
-        return box if all(math.isfinite(item) for item in box) else None
-    return None
-
-
-LooseBBox = Annotated[list[float] | None, BeforeValidator(_loose_bbox)]
-
-
 class AnswerImageNode(ImageNode):
     """An image node as a vision model answers it: ``bbox`` in the model's own coordinates."""
 
@@ -290,17 +262,67 @@ class AnswerTableNode(TableNode):
     bbox: LooseBBox = Field(default=None, description="[xmin, ymin, xmax, ymax] of the table on the page.")  # type: ignore[assignment]
 
 
+# Text nodes as a model answers them: without a box (see boxes.NoBox), so the answer schema and the
+# validation of an answer are what they were before text nodes had one.
+class AnswerHeadingNode(HeadingNode):
+    """A heading as a model answers it (no box)."""
+
+    bbox: NoBox = None
+
+
+class AnswerParagraphNode(ParagraphNode):
+    """A paragraph as a model answers it (no box)."""
+
+    bbox: NoBox = None
+
+
+class AnswerListItemNode(ListItemNode):
+    """A list item as a model answers it (no box)."""
+
+    bbox: NoBox = None
+
+
+class AnswerHeaderNode(HeaderNode):
+    """A running header as a model answers it (no box)."""
+
+    bbox: NoBox = None
+
+
+class AnswerFooterNode(FooterNode):
+    """A running footer as a model answers it (no box)."""
+
+    bbox: NoBox = None
+
+
+_DOCUMENT_CLASS: dict[type, type] = {
+    AnswerHeadingNode: HeadingNode,
+    AnswerParagraphNode: ParagraphNode,
+    AnswerListItemNode: ListItemNode,
+    AnswerHeaderNode: HeaderNode,
+    AnswerFooterNode: FooterNode,
+}
+
+
+def document_node(node: Any, **update: Any) -> Any:
+    """A text node of a model's answer as the document's own node class (which has a ``bbox``, left
+    ``None``), with ``update`` applied; other nodes are only updated."""
+    target = _DOCUMENT_CLASS.get(type(node))
+    if target is None:
+        return node.model_copy(update=update)
+    return target(**{**node.model_dump(exclude={"bbox"}), **update})
+
+
 #: Any node a vision model may answer for a page, TOC entries of printed contents pages included.
 AnswerNode = Annotated[
     (
         SectionNode
-        | HeadingNode
-        | ParagraphNode
-        | ListItemNode
+        | AnswerHeadingNode
+        | AnswerParagraphNode
+        | AnswerListItemNode
         | AnswerImageNode
         | AnswerTableNode
-        | HeaderNode
-        | FooterNode
+        | AnswerHeaderNode
+        | AnswerFooterNode
         | MetadataNode
         | TocEntryNode
     ),
@@ -348,6 +370,9 @@ class TocEntry(TextContract):
     printed_page: Annotated[str | None, BeforeValidator(_printed_page_to_str)] = None
     target_section_id: str | None = None
     level: ListLevel = "l1"
+    bbox: BBox | None = Field(
+        default=None, description="Where the target section's heading stands on target_page (format 1.1)."
+    )
 
 
 class Page(TextContract):
@@ -417,14 +442,15 @@ class Document(TextContract):
     failed_pages: list[FailedPage] = Field(default_factory=list)
     refinement: list[PageRefinement] = Field(default_factory=list)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _upgrade(cls, data: Any) -> Any:
+        # Any 1.x document is read (see format_version.py); in memory it is a document of the current version.
+        return upgrade(data) if isinstance(data, dict) else data
+
     @model_validator(mode="after")
     def _check_references(self) -> Document:
-        if self.format_version != FORMAT_VERSION:
-            raise ValueError(
-                f"format_version {self.format_version!r} is not supported "
-                f"(this version reads {FORMAT_VERSION!r})"
-            )
-        _validate_structure(self)
+        validate_structure(self)
         return self
 
     # -- traversal -----------------------------------------------------------------------------------
@@ -519,71 +545,3 @@ def _section_titles(document: Document) -> dict[str, str]:
         if isinstance(node, HeadingNode) and node.parent_id is not None:
             titles.setdefault(node.parent_id, node.content)
     return titles
-
-
-def _validate_structure(document: Document) -> None:
-    """Check ids are unique and safe, every reference resolves, and parent chains have no cycle."""
-    page_indices = [page.index for page in document.pages]
-    if len(set(page_indices)) != len(page_indices):
-        raise ValueError("page indices must be unique")
-    if page_indices != sorted(page_indices):
-        raise ValueError("pages must be in source order (ascending index)")
-
-    nodes: dict[str, Any] = {}
-    for _, node in document.iter_nodes():
-        if not _SAFE_ID.match(node.id):
-            raise ValueError(f"node id {node.id!r} must be letters, digits, '.', '_' or '-' (at most 128)")
-        if node.id in nodes:
-            raise ValueError(f"node id {node.id!r} is used more than once")
-        nodes[node.id] = node
-    for node in nodes.values():
-        if node.parent_id is not None:
-            parent = nodes.get(node.parent_id)
-            if parent is None:
-                raise ValueError(f"node {node.id!r} has parent_id {node.parent_id!r}, which is not a node")
-            if not isinstance(parent, SectionNode):
-                raise ValueError(f"node {node.id!r} has parent {node.parent_id!r}, which is not a section")
-    _check_acyclic({node_id: node.parent_id for node_id, node in nodes.items()}, "node")
-
-    entries: dict[str, TocEntry] = {}
-    for entry in document.toc:
-        if entry.id in entries:
-            raise ValueError(f"TOC entry id {entry.id!r} is used more than once")
-        entries[entry.id] = entry
-    valid_pages = set(page_indices)
-    for entry in entries.values():
-        if entry.parent_id is not None and entry.parent_id not in entries:
-            raise ValueError(
-                f"TOC entry {entry.id!r} has parent_id {entry.parent_id!r}, which is not an entry"
-            )
-        if entry.target_section_id is not None and not isinstance(
-            nodes.get(entry.target_section_id), SectionNode
-        ):
-            raise ValueError(
-                f"TOC entry {entry.id!r} targets section {entry.target_section_id!r}, which is not a section"
-            )
-        page = entry.target_page
-        # A target may be an unselected page of the source, but never beyond the source.
-        if (
-            page is not None
-            and valid_pages
-            and page not in valid_pages
-            and (document.source_page_count is None or page >= document.source_page_count)
-        ):
-            raise ValueError(f"TOC entry {entry.id!r} targets page {page}, outside the document")
-    _check_acyclic({entry_id: entry.parent_id for entry_id, entry in entries.items()}, "TOC entry")
-
-
-def _check_acyclic(parents: dict[str, str | None], what: str) -> None:
-    state: dict[str, int] = {}  # 1 = on the current path, 2 = known to reach a root
-    for start in parents:
-        path = []
-        current: str | None = start
-        while current is not None and state.get(current) != 2:
-            if state.get(current) == 1:
-                raise ValueError(f"{what} {current!r} is its own ancestor (a parent_id cycle)")
-            state[current] = 1
-            path.append(current)
-            current = parents.get(current)
-        for item in path:
-            state[item] = 2

@@ -23,7 +23,8 @@ from pydantic import ValidationError
 
 from .errors import IndexFormatError, InvalidOptionError, OutputExistsError
 from .files import MAX_INDEX_FILE_BYTES, check_path, read_regular_file
-from .model import FORMAT_VERSION, Document, ImageNode, Page, TableNode
+from .format_version import FORMAT_VERSION, format_problem, is_newer_minor, readable_versions
+from .model import Document, ImageNode, Page, TableNode
 
 __all__ = ["DOCUMENT_FILE", "IMAGES_DIR", "default_output_path", "index_document", "load_index", "save_index"]
 
@@ -289,9 +290,14 @@ def load_index(path: str | os.PathLike[str]) -> Document:
     Returns:
         The document, with ``image_data`` filled from ``images/``.
 
+    Any 1.x ``format_version`` is read: an index of an older version (1.0 has no text boxes) gets the
+    fields it lacks at their defaults, and one of a later 1.x version loses the fields this release does
+    not know. Either way the document returned is of the current version (``FORMAT_VERSION``).
+
     Raises:
-        IndexFormatError: no index there, broken JSON, an unknown ``format_version``, invalid fields or
-            references, or image paths that are missing, absolute, symbolic links or leave the directory.
+        IndexFormatError: no index there, broken JSON, a ``format_version`` of another major version,
+            invalid fields or references, or image paths that are missing, absolute, symbolic links or
+            leave the directory.
     """
     check_path(path, error=IndexFormatError)
     given = Path(path)
@@ -329,15 +335,21 @@ def load_index(path: str | os.PathLike[str]) -> Document:
     if not isinstance(data, dict):
         raise IndexFormatError(f"{str(document_file)!r} must hold a JSON object, not {type(data).__name__}.")
     version = data.get("format_version")
-    if version != FORMAT_VERSION:
+    if format_problem(version) is not None:
         raise IndexFormatError(
             f"{str(document_file)!r} has format_version {version!r}; this version of "
-            "extract-thinker-pageindex "
-            f"reads {FORMAT_VERSION!r}. Rebuild the index with index_document()."
+            f"extract-thinker-pageindex reads {readable_versions()}. Rebuild the index with "
+            "index_document(), or read it with the release that wrote it."
         )
     try:
         document = Document.model_validate(data)
     except ValidationError as exc:
+        if is_newer_minor(version):
+            raise IndexFormatError(
+                f"{str(document_file)!r} has format_version {version!r}, written by a later release "
+                f"(this one writes {FORMAT_VERSION!r}), and uses what this release cannot read: "
+                f"{_format_validation_error(exc)}. Upgrade extract-thinker-pageindex, or rebuild the index."
+            ) from exc
         raise IndexFormatError(
             f"{str(document_file)!r} is not a valid page index: {_format_validation_error(exc)}"
         ) from exc

@@ -13,9 +13,11 @@ from pydantic import Field
 
 from ..errors import InvalidOptionError, LLMExtractionError
 from ..llm import ModelClient, image_part
-from ..model import Page, PageRefinement, TextContract
+from ..model import ImageNode, Page, PageRefinement, TableNode, TextContract
 
 __all__ = ["PageReview", "REVIEW_OBJECTIVE", "refine_pages", "sample_pages"]
+
+_TEXT_HIDDEN = {"image_data", "bbox"}
 
 REVIEW_OBJECTIVE = """You check the extraction of one document page against the page image.
 Score it from 0 to 1 against these criteria, each weighing a quarter:
@@ -47,8 +49,16 @@ def sample_pages(indices: Sequence[int], size: int, seed: int = 0) -> list[int]:
 
 
 def _review(client: ModelClient, page: Page, png: bytes) -> PageReview:
+    # The boxes of text nodes (text layer pages) are left out: the reviewer judges text and structure,
+    # and a box per paragraph would only lengthen the request.
     extraction = json.dumps(
-        [node.model_dump(exclude={"image_data"}) for node in page.nodes], ensure_ascii=False
+        [
+            node.model_dump(
+                exclude={"image_data"} if isinstance(node, (ImageNode, TableNode)) else _TEXT_HIDDEN
+            )
+            for node in page.nodes
+        ],
+        ensure_ascii=False,
     )
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": REVIEW_OBJECTIVE},

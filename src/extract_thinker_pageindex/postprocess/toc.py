@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from ..model import HeadingNode, Page, SectionNode, TocEntry, TocEntryNode
 
-__all__ = ["comparable_title", "toc_from_entries", "toc_from_sections"]
+__all__ = ["comparable_title", "place_entries", "toc_from_entries", "toc_from_sections"]
 
 
 def toc_from_sections(pages: Sequence[Page], *, cover: bool = False) -> list[TocEntry]:
@@ -150,3 +150,20 @@ def toc_from_entries(entries: Sequence[tuple[int, TocEntryNode]], pages: Sequenc
         result.append(item)
         stack.append((level, item.id))
     return result
+
+
+def place_entries(toc: list[TocEntry], pages: Sequence[Page]) -> None:
+    """Give each TOC entry the ``bbox`` of the heading of the section it targets, when that heading has a
+    box and stands on the entry's ``target_page`` (the box is on that page); in place.
+
+    Only headings read from a PDF's text layer have boxes, so entries of other documents keep ``None``.
+    """
+    headings: dict[str, tuple[int, HeadingNode]] = {}
+    for page in pages:
+        for node in page.nodes:
+            if isinstance(node, HeadingNode) and node.parent_id is not None:
+                headings.setdefault(node.parent_id, (page.index, node))
+    for position, entry in enumerate(toc):
+        found = headings.get(entry.target_section_id) if entry.target_section_id is not None else None
+        if found is not None and found[0] == entry.target_page and found[1].bbox is not None:
+            toc[position] = entry.model_copy(update={"bbox": found[1].bbox})

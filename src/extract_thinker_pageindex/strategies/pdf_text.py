@@ -8,12 +8,13 @@
   pages; they become header/footer nodes, never headings.
 - Paragraphs and list items are read block by block in reading order (two text columns left to right).
 - Tables (opt-in: PyMuPDF's table finder is slow) become table nodes; embedded raster images, image nodes.
+- Every node but a section carries a ``bbox``: for text, the union of the boxes of the lines that made it
+  (their spans' boxes), rounded outward to whole points and clipped to the page.
 """
 
 from __future__ import annotations
 
 import logging
-import math
 import re
 import unicodedata
 import warnings
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from ..boxes import outer_box, union_rect
 from ..errors import PageIndexWarning
 from ..model import (
     FooterNode,
@@ -40,7 +42,7 @@ from ..model import (
 from ..pages import PageSpec, normalize_page_spec
 from ..pdf import find_tables
 from .pdf_contents import printed_toc_entries
-from .pdf_layout import PageLines, read_page_lines
+from .pdf_layout import Line, PageLines, read_page_lines
 from .pdf_structure import (
     BULLET,
     FILENAME_TITLE,
@@ -159,10 +161,15 @@ class Assembler:
         def parent() -> str | None:
             return self.sections[-1][1] if self.sections else None
 
+        def box(taken: list[Line]) -> tuple[int, int, int, int] | None:
+            rect = union_rect(line.bbox for line in taken)
+            return None if rect is None else outer_box(rect, page.width, page.height)
+
         def flush() -> None:
             nonlocal current
             if current is not None:
                 kind = current.pop("type")
+                current["bbox"] = box(current.pop("lines"))
                 nodes.append(ListItemNode(**current) if kind == "list_item" else ParagraphNode(**current))
                 current = None
 
@@ -197,9 +204,9 @@ class Assembler:
                 # Headers open the page and footers close it, wherever the PDF wrote them.
                 flush()
                 if kind == "header":
-                    headers.append(HeaderNode(id=next_id(), content=line.text))
+                    headers.append(HeaderNode(id=next_id(), content=line.text, bbox=box([line])))
                 else:
-                    footers.append(FooterNode(id=next_id(), content=line.text))
+                    footers.append(FooterNode(id=next_id(), content=line.text, bbox=box([line])))
                 position += 1
             elif heading is not None:
                 flush()
@@ -210,7 +217,13 @@ class Assembler:
                 nodes.append(section)
                 self.sections.append((level, section.id))
                 nodes.append(
-                    HeadingNode(id=next_id(), parent_id=section.id, level=_heading_level(level), content=text)
+                    HeadingNode(
+                        id=next_id(),
+                        parent_id=section.id,
+                        level=_heading_level(level),
+                        content=text,
+                        bbox=box(lines[position : position + count]),
+                    )
                 )
                 self.section_at[(page_position, position)] = section.id
                 position += count
@@ -231,6 +244,7 @@ class Assembler:
                         "parent_id": parent(),
                         "level": f"l{depth}",
                         "content": line.text[bullet.end() :],
+                        "lines": [line],
                     }
                 elif current is None or new_block:
                     flush()
@@ -239,8 +253,10 @@ class Assembler:
                         "id": next_id(),
                         "parent_id": parent(),
                         "content": line.text,
+                        "lines": [line],
                     }
                 else:
+                    current["lines"].append(line)
                     text = current["content"]
                     if text.endswith("-") and line.text[:1].islower():
                         current["content"] = text[:-1] + line.text  # a word hyphenated across lines
@@ -258,17 +274,9 @@ def _heading_level(level: int) -> Any:
 # -- tables and images --------------------------------------------------------------------------------
 
 
-def _bbox(rect: Any, page: PageLines) -> tuple[int, int, int, int] | None:
-    x0 = max(0, math.floor(rect[0]))
-    y0 = max(0, math.floor(rect[1]))
-    x1 = min(math.ceil(page.width), math.ceil(rect[2]))
-    y1 = min(math.ceil(page.height), math.ceil(rect[3]))
-    return (x0, y0, x1, y1) if x1 > x0 and y1 > y0 else None
-
-
 def _page_tables(pdf_page: Any, page: PageLines, extras: PageExtras) -> None:
     for table in find_tables(pdf_page):
-        box = _bbox(table.bbox, page)
+        box = outer_box(table.bbox, page.width, page.height)
         if box is None:
             continue
         try:
@@ -344,7 +352,7 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
             xref = candidates[0] if candidates else 0
         if xref <= 0:
             continue  # inline images have no xref to extract
-        box = _bbox(info["bbox"], page)
+        box = outer_box(info["bbox"], page.width, page.height)
         if box is not None:
             found.append(Placement(xref, box, int(size[0]), int(size[1])))
     if untold:

@@ -8,7 +8,16 @@ from typing import Any
 
 from ..errors import LLMExtractionError
 from ..llm import ModelClient
-from ..model import AnswerImageNode, AnswerTableNode, Node, Page, PageAnswer, TableNode, TocEntryNode
+from ..model import (
+    AnswerImageNode,
+    AnswerTableNode,
+    Node,
+    Page,
+    PageAnswer,
+    TableNode,
+    TocEntryNode,
+    document_node,
+)
 from .vision import PageFailure, VisionResult, nest_across_pages, resolve_answer_ids
 
 __all__ = ["MAX_CHUNK_CHARS", "TEXT_OBJECTIVE", "extract_text_pages", "text_chunks"]
@@ -84,7 +93,7 @@ def extract_text_pages(
                 fields = {**node.model_dump(exclude={"bbox", "image_data", "image_path"}), **update}
                 nodes.append(TableNode(**fields))
             else:
-                nodes.append(node.model_copy(update=update))
+                nodes.append(document_node(node, **update))
         return nodes, lost
 
     with ThreadPoolExecutor(max_workers=max(1, parallel)) as pool:

@@ -30,6 +30,7 @@ from ..model import (
     SectionNode,
     TableNode,
     TocEntryNode,
+    document_node,
 )
 from .page_images import MAX_IMAGE_DIMENSION, MAX_IMAGE_SIDE, RenderedPage, image_page, pdf_renderer
 
@@ -229,7 +230,7 @@ def answer_to_nodes(
                 data["image_data"] = _crop(rendered.png, pixels)
             nodes.append(target(**data))
             continue
-        nodes.append(node.model_copy(update=update))
+        nodes.append(document_node(node, **update))
     return nodes, entries, dropped
 
 

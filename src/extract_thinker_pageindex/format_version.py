@@ -1,0 +1,84 @@
+"""The version of the page index format: what each version added, which ones this release reads, and the one
+place where a document of an older version is brought up to date.
+
+Versions are ``"MAJOR.MINOR"``. A minor version only adds optional fields, so a document of any 1.x version
+is read: an older one gets the fields it lacks at their defaults, and a newer one loses the fields this
+release does not know (an index of a newer minor version that uses new values of known fields, such as a new
+node type, fails validation, and ``load_index`` then says that a newer release wrote it). Another major
+version is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+__all__ = [
+    "FORMAT_HISTORY",
+    "FORMAT_VERSION",
+    "format_problem",
+    "is_newer_minor",
+    "readable_versions",
+    "upgrade",
+]
+
+#: The version written into every ``document.json``.
+FORMAT_VERSION = "1.1"
+
+#: What each version of the format added.
+FORMAT_HISTORY = {
+    "1.0": "The first version.",
+    "1.1": "An optional bbox on heading, paragraph, list item, header and footer nodes, and on TOC entries.",
+}
+
+_VERSION = re.compile(r"^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$")
+
+
+def _parse(value: Any) -> tuple[int, int] | None:
+    if not isinstance(value, str):
+        return None
+    match = _VERSION.match(value)
+    return (int(match.group(1)), int(match.group(2))) if match else None
+
+
+_CURRENT: tuple[int, int] = (int(FORMAT_VERSION.split(".")[0]), int(FORMAT_VERSION.split(".")[1]))
+
+
+def readable_versions() -> str:
+    """The versions this release reads, for messages: ``"'1.0' to '1.1', and later 1.x versions"``."""
+    return f"'{_CURRENT[0]}.0' to {FORMAT_VERSION!r}, and later {_CURRENT[0]}.x versions"
+
+
+def format_problem(value: Any) -> str | None:
+    """Why a document of ``format_version`` ``value`` cannot be read, or ``None`` when it can."""
+    version = _parse(value)
+    if version is None:
+        return f"format_version {value!r} is not a version of the form 'MAJOR.MINOR'"
+    if version[0] != _CURRENT[0]:
+        return f"format_version {value!r} is not supported (this version reads {readable_versions()})"
+    return None
+
+
+def is_newer_minor(value: Any) -> bool:
+    """Whether ``value`` is a later minor version of the current major one (fields may be unknown here)."""
+    version = _parse(value)
+    return version is not None and version[0] == _CURRENT[0] and version > _CURRENT
+
+
+def upgrade(data: dict[str, Any]) -> dict[str, Any]:
+    """A document's fields (as read from JSON) at the current version.
+
+    Format 1.1 only added optional fields, so no 1.x document needs its data changed: it is relabelled
+    with the current version, which is what it holds once validated (fields of a newer minor version that
+    this release does not know are dropped by validation).
+
+    Raises:
+        ValueError: the version is not one this release reads (see :func:`format_problem`).
+    """
+    if "format_version" not in data:
+        return data
+    problem = format_problem(data["format_version"])
+    if problem is not None:
+        raise ValueError(problem)
+    # Steps from one minor version to the next would go here, oldest first; 1.0 -> 1.1 has none.
+    return {**data, "format_version": FORMAT_VERSION}
