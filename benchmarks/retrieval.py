@@ -93,15 +93,22 @@ def load_questions(data_dir: Path) -> list[Question]:
     return questions
 
 
+def load_page_texts(data_dir: Path, names: list[str]) -> dict[str, list[str]]:
+    """Page texts per document (DocumentLoaderPyMuPDF's ``content``), the text every system is given; also
+    used by benchmarks/scale.py."""
+    loader = DocumentLoaderPyMuPDF()
+    return {
+        name: [page["content"] for page in loader.load(str(data_dir / "pdfs" / f"{name}.pdf"))]
+        for name in names
+    }
+
+
 def extract_pages(data_dir: Path, names: list[str]) -> tuple[dict[str, list[str]], float, float]:
     """Page texts per document, and pages/s of the loader and of raw get_text() over the same files."""
     import pymupdf
 
-    loader = DocumentLoaderPyMuPDF()
-    texts: dict[str, list[str]] = {}
     start = time.perf_counter()
-    for name in names:
-        texts[name] = [page["content"] for page in loader.load(str(data_dir / "pdfs" / f"{name}.pdf"))]
+    texts = load_page_texts(data_dir, names)
     loader_seconds = time.perf_counter() - start
     start = time.perf_counter()
     for name in names:
