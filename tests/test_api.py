@@ -71,6 +71,7 @@ EXPECTED = [
     "query_from_contract",
     "query_words",
     "save_index",
+    "view_index",
 ]
 
 

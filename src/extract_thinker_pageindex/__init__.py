@@ -66,6 +66,7 @@ if TYPE_CHECKING:
     from .retrieval.sqlite import PageMatch, SQLitePageRetriever, query_words
     from .store import index_document, load_index, save_index
     from .summary import inspect, print_toc_tree
+    from .view import view_index
 
 __all__ = [
     "BatchEntry",
@@ -128,6 +129,7 @@ __all__ = [
     "query_from_contract",
     "query_words",
     "save_index",
+    "view_index",
 ]
 
 # Where each public name lives; resolved lazily by __getattr__ below.
@@ -157,6 +159,7 @@ _LOCATIONS = {
     "Ranking": ".retrieval.ranking",
     "ModelClient": ".llm",
     "print_toc_tree": ".summary",
+    "view_index": ".view",
     **{
         name: ".errors"
         for name in (

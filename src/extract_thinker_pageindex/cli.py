@@ -1,10 +1,10 @@
 """The ``extract-thinker-pageindex`` command: argument parsing, output and error-to-exit-code mapping.
 
-Exit codes: 0 success; 1 a document could not be processed (the others still are) or a search found
-nothing; 2 bad usage; 130 interrupted.
+Exit codes: 0 success; 1 a document could not be processed (the others still are), a search found
+nothing, or a view could not be written; 2 bad usage; 130 interrupted.
 
-The command starts fast: ``--help``, ``--version``, ``search`` and ``inspect``, and ``index`` without a
-model, never import ExtractThinker's package (and litellm with it, about four seconds); see
+The command starts fast: ``--help``, ``--version``, ``search``, ``inspect`` and ``view``, and ``index``
+without a model, never import ExtractThinker's package (and litellm with it, about four seconds); see
 ``_framework.py``. Every text printed goes through :func:`~.terminal.safe_text`.
 """
 
@@ -137,6 +137,38 @@ def _parser() -> argparse.ArgumentParser:
     )
     inspect.add_argument("path", metavar="PATH", help="a <name>.pageindex directory (or its document.json)")
     inspect.add_argument("--json", action="store_true", help="print the figures as JSON")
+
+    view = commands.add_parser(
+        "view",
+        parents=[common],
+        help="write an HTML view of a page index: every node boxed on its page, the TOC tree",
+        description="Write one HTML file showing the page index INDEX: the TOC tree, and each page's picture "
+        "with every node's box drawn on it, coloured by type (Markdown and text sources: the nodes as text "
+        "blocks). With --query, the best pages for it are listed and its words marked on them. The file "
+        "needs no network; page pictures go in <OUT stem>_files/ beside it unless --embed-images.",
+    )
+    view.add_argument("index", metavar="INDEX", help="a <name>.pageindex directory (or its document.json)")
+    view.add_argument(
+        "--source",
+        metavar="FILE",
+        help="the indexed PDF or image, when it is not <name>.<extension> beside INDEX or in the current "
+        "directory",
+    )
+    view.add_argument(
+        "-o",
+        "--output",
+        metavar="OUT.html",
+        help="the HTML file to write (default: <name>.view.html beside INDEX)",
+    )
+    view.add_argument("-q", "--query", help="words to search for; the best pages are listed and marked")
+    view.add_argument(
+        "-n", "--max-pages", type=int, default=3, metavar="N", help="how many matches of --query (default 3)"
+    )
+    view.add_argument(
+        "--embed-images", action="store_true", help="put the page pictures inside the HTML file (data: URIs)"
+    )
+    view.add_argument("--dpi", type=int, default=96, metavar="N", help="resolution of PDF page pictures (96)")
+    view.add_argument("--password", help="password of an encrypted PDF source")
     return parser
 
 
@@ -356,13 +388,9 @@ def _search_pages(file: str, password: str | None) -> list[dict[str, Any]]:
 
         return read_pdf_pages(file, password=password)
     from .indexing import build_index
+    from .view.matches import document_pages  # the pages `view --query` searches, too
 
-    document = build_index(file)
-    pages: list[dict[str, Any]] = [{"content": ""} for _ in range(document.source_page_count or 0)]
-    for page in document.pages:
-        texts = [getattr(node, "content", "") for node in page.nodes]
-        pages[page.index] = {"content": "\n\n".join(text for text in texts if text)}
-    return pages
+    return document_pages(build_index(file))
 
 
 def _run_search(args: argparse.Namespace) -> int:
@@ -403,6 +431,44 @@ def _run_search(args: argparse.Namespace) -> int:
             snippet = safe_text(item["snippet"], newlines=False)
             print(f"page {item['page_number']:>4}  score {item['score']:8.3f}  {snippet}")
     return EXIT_OK if found else EXIT_FAILED
+
+
+def _run_view(args: argparse.Namespace) -> int:
+    from .errors import InvalidOptionError
+    from .retrieval.sqlite import require_query_words
+
+    if args.max_pages < 1:
+        _error("--max-pages must be at least 1")
+        return EXIT_USAGE
+    if not 1 <= args.dpi <= 600:
+        _error("--dpi must be from 1 to 600")
+        return EXIT_USAGE
+    if args.query is not None:
+        try:
+            require_query_words(args.query)
+        except InvalidOptionError as exc:
+            _error(str(exc))
+            return EXIT_USAGE
+    from .view import images_folder, view_index
+
+    try:
+        written = view_index(
+            args.index,
+            source=args.source,
+            output=args.output,
+            query=args.query,
+            max_pages=args.max_pages,
+            embed_images=args.embed_images,
+            dpi=args.dpi,
+            password=args.password,
+        )
+    except Exception as exc:
+        _report_failure(None, exc, debug=args.debug)  # the messages name the index or the source
+        return EXIT_FAILED
+    folder = images_folder(written)
+    pictures = f" (page pictures in {folder})" if not args.embed_images and folder.is_dir() else ""
+    print(safe_text(f"{args.index} -> {written}{pictures}", newlines=False))
+    return EXIT_OK
 
 
 def _run_inspect(args: argparse.Namespace) -> int:
@@ -462,7 +528,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not package_logger.handlers:
         package_logger.addHandler(handler)
         package_logger.setLevel(logging.WARNING)
-    runners = {"index": _run_index, "search": _run_search, "inspect": _run_inspect}
+    runners = {"index": _run_index, "search": _run_search, "inspect": _run_inspect, "view": _run_view}
     try:
         return runners[args.command](args)
     except KeyboardInterrupt:

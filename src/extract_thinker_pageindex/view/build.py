@@ -1,0 +1,287 @@
+"""``view_index``: the HTML view of a saved page index, and of a query's matches in it."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidOptionError, OutputExistsError
+
+if TYPE_CHECKING:
+    from ..model import Document, Node
+    from .matches import QueryResult
+    from .pictures import PagePicture, PageSpace, Pictures
+
+__all__ = ["PageView", "ViewNode", "default_view_path", "images_folder", "view_index"]
+
+VIEW_SUFFIX = ".view.html"
+# A folder of page images this module wrote: only such a folder is replaced.
+_PAGE_IMAGE = re.compile(r"page-\d+\.(?:jpg|png)")
+
+
+def default_view_path(index: str | os.PathLike[str]) -> Path:
+    """``<dir>/<name>.view.html`` beside a ``<name>.pageindex`` folder (or the folder of a document.json)."""
+    root = _index_root(Path(index))
+    stem = root.name[: -len(".pageindex")] if root.name.endswith(".pageindex") else root.name
+    return root.parent / f"{stem}{VIEW_SUFFIX}"
+
+
+def images_folder(output: str | os.PathLike[str]) -> Path:
+    """Where the page images of a view written to ``output`` go: ``<output stem>_files`` beside it."""
+    path = Path(output)
+    return path.with_name(f"{path.stem}_files")
+
+
+def _index_root(path: Path) -> Path:
+    return path.parent if path.name == "document.json" else path
+
+
+@dataclass
+class ViewNode:
+    """A node as the view shows it: type, label (level or kind), text, box and the query's words in it."""
+
+    id: str
+    type: str
+    label: str
+    text: str
+    box: tuple[float, float, float, float] | None = None
+    marks: list[tuple[int, int]] = field(default_factory=list)
+
+    def data(self) -> dict[str, Any]:
+        """The node as the page's script reads it (short keys: a 300-page filing has tens of thousands)."""
+        item: dict[str, Any] = {"id": self.id, "t": self.type, "l": self.label, "x": self.text}
+        if self.box is not None:
+            item["b"] = list(self.box)
+        if self.marks:
+            item["m"] = [list(mark) for mark in self.marks]
+        return item
+
+
+@dataclass
+class PageView:
+    """A page of the view: its index, its picture (a path relative to the HTML, a data URI, or None for a
+    page shown as text), the picture's size, its nodes, the boxes of the query's words, and its match."""
+
+    index: int
+    src: str | None
+    width_px: int
+    height_px: int
+    nodes: list[ViewNode]
+    space: PageSpace | None = None
+    hits: list[tuple[float, float, float, float]] = field(default_factory=list)
+    match_rank: int | None = None
+    match_score: float | None = None
+
+
+def _node_text(node: Node) -> str:
+    content = getattr(node, "content", None)
+    if content:
+        return str(content)
+    parts = [getattr(node, "caption", None), getattr(node, "description", None)]
+    return "\n".join(part for part in parts if part)
+
+
+def _node_label(node: Node) -> str:
+    return str(getattr(node, "level", None) or getattr(node, "kind", None) or "")
+
+
+def view_index(
+    index: str | os.PathLike[str],
+    *,
+    source: str | os.PathLike[str] | None = None,
+    output: str | os.PathLike[str] | None = None,
+    query: str | None = None,
+    max_pages: int = 3,
+    embed_images: bool = False,
+    dpi: int = 96,
+    password: str | None = None,
+) -> Path:
+    """Write an HTML view of a saved page index: its TOC tree, and each page's picture with every node's
+    box drawn on it, coloured by type; with ``query``, the best pages for it and the query's words on them.
+
+    The file needs no network: CSS and script are inline, and page pictures are JPEG/PNG files in
+    ``<output stem>_files/`` beside it (or inside it with ``embed_images``). Sources without pictures
+    (Markdown, text) show each page's nodes as text blocks.
+
+    Args:
+        index: The ``<name>.pageindex`` folder (or its ``document.json``).
+        source: The indexed file, when it is not ``<name>.<extension>`` beside the index folder or in the
+            current directory. A relative path is tried from the current directory, then beside the index.
+        output: The HTML file to write; ``<name>.view.html`` beside the index folder by default.
+        query: Words to search for (as ``search`` does, with an in-memory :class:`SQLitePageRetriever`).
+        max_pages: How many matches of ``query`` to list and highlight.
+        embed_images: Put the page pictures in the HTML file as ``data:`` URIs (one file to share, but a
+            large one for a long document).
+        dpi: Resolution of PDF page pictures.
+        password: Password of an encrypted PDF source.
+
+    Returns:
+        The path of the HTML file written.
+
+    Raises:
+        IndexFormatError: no valid page index at ``index``.
+        DocumentLoadError: the source of a PDF or image index cannot be found or read, or it is not the
+            document indexed (another page count).
+        InvalidOptionError: ``query`` has no searchable words, or ``max_pages`` or ``dpi`` is below 1.
+        OutputExistsError: ``output`` (or its images folder) is a folder this function did not write.
+    """
+    from ..store import load_index
+    from .html import render_html
+    from .pictures import find_source, source_kind
+
+    if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
+        raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
+    if isinstance(dpi, bool) or not isinstance(dpi, int) or not 1 <= dpi <= 600:
+        raise InvalidOptionError(f"dpi must be a whole number from 1 to 600; got {dpi!r}.")
+    document = load_index(index)
+    root = _index_root(Path(index))
+    target = Path(output) if output is not None else default_view_path(index)
+    _check_output(target, embed_images)
+    kind = source_kind(document)
+    source_path = find_source(document, root, source) if kind in ("pdf", "image") else None
+
+    # Staged beside the output, so publishing is a rename on one file system.
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        result_context = _query_context(document, query, max_pages)
+        with result_context as result:
+            if source_path is not None and kind is not None:
+                from .pictures import open_pictures
+
+                with open_pictures(source_path, kind, dpi=dpi, password=password) as pictures:
+                    _check_pages(document, pictures, source_path)
+                    pages = _picture_pages(document, pictures, result, staging, target, embed_images)
+            else:
+                pages = [_text_page(page.index, page.nodes, result) for page in document.pages]
+        html = render_html(document, pages, result, source_name=source_path.name if source_path else None)
+        (staging / "view.html").write_text(html, encoding="utf-8")
+        _publish(staging, target, embed_images)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def _query_context(document: Document, query: str | None, max_pages: int) -> Any:
+    import contextlib
+
+    if query is None:
+        return contextlib.nullcontext(None)
+    from .matches import run_query
+
+    return run_query(document, query, max_pages=max_pages)
+
+
+def _check_output(target: Path, embed_images: bool) -> None:
+    if target.is_dir():
+        raise OutputExistsError(f"{str(target)!r} is a folder; name the HTML file to write instead.")
+    folder = images_folder(target)
+    if os.path.lexists(folder) and not _is_images_folder(folder):
+        raise OutputExistsError(
+            f"{str(folder)!r} exists and is not a folder of page images written by view; "
+            "move it away or choose another output name."
+        )
+
+
+def _is_images_folder(folder: Path) -> bool:
+    if folder.is_symlink() or not folder.is_dir():
+        return False
+    return all(_PAGE_IMAGE.fullmatch(entry.name) and entry.is_file() for entry in folder.iterdir())
+
+
+def _check_pages(document: Document, pictures: Pictures, source_path: Path) -> None:
+    from ..errors import DocumentLoadError
+
+    expected = document.source_page_count
+    last = max((page.index for page in document.pages), default=-1)
+    if (expected is not None and expected != pictures.page_count) or last >= pictures.page_count:
+        raise DocumentLoadError(
+            f"{str(source_path)!r} has {pictures.page_count} page(s), but the index was built from a source "
+            f"of {expected if expected is not None else last + 1}; give the indexed file with --source."
+        )
+
+
+def _picture_pages(
+    document: Document,
+    pictures: Pictures,
+    result: QueryResult | None,
+    staging: Path,
+    target: Path,
+    embed_images: bool,
+) -> list[PageView]:
+    folder = staging / "files"
+    folder.mkdir()
+    pages = []
+    for page in document.pages:
+        matched = result is not None and page.index in result.page_indexes
+        picture = pictures.render(page.index, matched)
+        if embed_images:
+            src = picture.data_uri()
+        else:
+            name = f"page-{page.index + 1:04d}.{picture.suffix}"
+            (folder / name).write_bytes(picture.data)
+            src = f"{_url_path(images_folder(target).name)}/{name}"
+        view = _page_view(page.index, page.nodes, picture.space, result)
+        view.src, view.width_px, view.height_px = src, picture.width_px, picture.height_px
+        if matched and result is not None:
+            view.hits = _word_hits(picture, result)
+        pages.append(view)
+    return pages
+
+
+def _url_path(name: str) -> str:
+    from urllib.parse import quote
+
+    return quote(name)
+
+
+def _word_hits(picture: PagePicture, result: QueryResult) -> list[tuple[float, float, float, float]]:
+    hits = result.matching(word[4] for word in picture.words)
+    boxes = []
+    for x0, y0, x1, y1, text in picture.words:
+        if text in hits:
+            box = picture.space.percent((x0, y0, x1, y1))
+            if box is not None:
+                boxes.append(box)
+    return boxes
+
+
+def _page_view(
+    index: int, nodes: list[Node], space: PageSpace | None, result: QueryResult | None
+) -> PageView:
+    matched = result is not None and index in result.page_indexes
+    view_nodes = []
+    for node in nodes:
+        if node.type == "section":
+            continue
+        text = _node_text(node)
+        bbox = getattr(node, "bbox", None)
+        box = space.percent(bbox) if space is not None and bbox is not None else None
+        marks = result.marks(text) if matched and result is not None else []
+        view_nodes.append(ViewNode(node.id, node.type, _node_label(node), text, box, marks))
+    view = PageView(index, None, 0, 0, view_nodes, space)
+    if result is not None:
+        for rank, match in enumerate(result.matches, start=1):
+            if match.page_index == index:
+                view.match_rank, view.match_score = rank, match.score
+    return view
+
+
+def _text_page(index: int, nodes: list[Node], result: QueryResult | None) -> PageView:
+    return _page_view(index, nodes, None, result)
+
+
+def _publish(staging: Path, target: Path, embed_images: bool) -> None:
+    """Move the HTML (and its images folder) into place: the folder first, so the page never names
+    pictures that are not there yet; each by a rename, so a reader never sees half a file."""
+    folder = images_folder(target)
+    if os.path.lexists(folder):
+        shutil.rmtree(folder)
+    if not embed_images:
+        os.replace(staging / "files", folder)
+    os.replace(staging / "view.html", target)

@@ -1,0 +1,208 @@
+"""The view's HTML: one file with its CSS and script inline, the document's text escaped.
+
+Document text is untrusted (a PDF can hold ``<script>``): what is written into the markup goes through
+``html.escape``, and the nodes' data is embedded as JSON with ``<``, ``>`` and ``&`` escaped, so no text can
+close the script element that holds it. The script only ever sets text (``textContent``), never markup.
+A Content-Security-Policy forbids every network request: the page loads nothing but its own pictures.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from html import escape
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..model import Document, TocEntry
+    from .build import PageView
+    from .matches import QueryResult
+
+__all__ = ["NODE_TYPES", "json_for_script", "marked_html", "render_html"]
+
+#: The node types the view draws, in legend order.
+NODE_TYPES = ("heading", "paragraph", "list_item", "table", "image", "header", "footer", "metadata")
+
+_CSP = "default-src 'none'; img-src data: file: 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
+_SNIPPET_MARK = re.compile(r"\[([^\[\]]+)\]")
+
+
+def _asset(name: str) -> str:
+    return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
+
+
+def json_for_script(data: Any) -> str:
+    """``data`` as JSON that can stand inside a ``<script>`` element: ``<``, ``>`` and ``&`` escaped."""
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
+
+
+def marked_html(text: str, marks: list[tuple[int, int]]) -> str:
+    """``text`` escaped, with the ``(start, end)`` ranges in ``<mark>``."""
+    parts: list[str] = []
+    done = 0
+    for start, end in marks:
+        parts.append(escape(text[done:start]))
+        parts.append(f"<mark>{escape(text[start:end])}</mark>")
+        done = end
+    parts.append(escape(text[done:]))
+    return "".join(parts)
+
+
+def _box_attr(box: tuple[float, float, float, float] | None) -> str:
+    return "" if box is None else ",".join(f"{value:g}" for value in box)
+
+
+def _toc_html(document: Document, pages: dict[int, PageView]) -> str:
+    children: dict[str | None, list[TocEntry]] = {}
+    known = {entry.id for entry in document.toc}
+    for entry in document.toc:
+        parent = entry.parent_id if entry.parent_id in known else None
+        children.setdefault(parent, []).append(entry)
+
+    def entry_html(entry: TocEntry, depth: int) -> str:
+        title = escape(entry.title or "(untitled)")
+        page = pages.get(entry.target_page) if entry.target_page is not None else None
+        if page is None:
+            label = f'<span class="toc-missing" title="page not in the index">{title}</span>'
+        else:
+            box = None
+            if entry.bbox is not None and page.space is not None:
+                box = page.space.percent(entry.bbox)
+            number = page.index + 1
+            box_attr = f' data-box="{_box_attr(box)}"' if box is not None else ""
+            label = (
+                f'<a class="toc-link" href="#page-{number}" data-goto="{number}"{box_attr}>{title}</a>'
+                f'<span class="toc-page">{number}</span>'
+            )
+        below = children.get(entry.id, [])
+        nested = _list_html(below, depth + 1) if below and depth < 12 else ""
+        return f"<li>{label}{nested}</li>"
+
+    def _list_html(entries: list[TocEntry], depth: int) -> str:
+        return "<ul>" + "".join(entry_html(entry, depth) for entry in entries) + "</ul>"
+
+    top = children.get(None, [])
+    if not top:
+        return '<p class="empty">This index has no table of contents.</p>'
+    return _list_html(top, 0)
+
+
+def _matches_html(result: QueryResult, pages: dict[int, PageView]) -> str:
+    head = f'<h2>Matches for <q class="query">{escape(result.query)}</q></h2>'
+    if not result.matches:
+        return f'<section id="matches">{head}<p class="empty">No page matched the query.</p></section>'
+    items = []
+    for rank, match in enumerate(result.matches, start=1):
+        number = match.page_index + 1
+        snippet = _SNIPPET_MARK.sub(r"<mark>\1</mark>", escape(match.snippet))
+        link = (
+            f'<a href="#page-{number}" data-goto="{number}">page {number}</a>'
+            if match.page_index in pages
+            else f"<span>page {number} (not in the index)</span>"
+        )
+        items.append(
+            f'<li class="match" data-rank="{rank}">{link} <span class="score">score {match.score:.3f}</span>'
+            f'<div class="snippet">{snippet}</div></li>'
+        )
+    return f'<section id="matches">{head}<ol>{"".join(items)}</ol></section>'
+
+
+def _legend_html(pages: list[PageView]) -> str:
+    counts: dict[str, int] = {}
+    for page in pages:
+        for node in page.nodes:
+            counts[node.type] = counts.get(node.type, 0) + 1
+    items = []
+    for kind in NODE_TYPES:
+        if kind in counts:
+            items.append(
+                f'<li><label><input type="checkbox" checked data-type="{kind}">'
+                f'<span class="swatch t-{kind}"></span>{kind.replace("_", " ")}'
+                f' <span class="count">{counts[kind]}</span></label></li>'
+            )
+    items.append('<li><span class="swatch target"></span>TOC target</li>')
+    if any(page.hits for page in pages):
+        items.append('<li><span class="swatch hit"></span>query word</li>')
+    return f'<section id="legend"><h2>Node types</h2><ul>{"".join(items)}</ul></section>'
+
+
+def _page_html(k: int, page: PageView) -> str:
+    number = page.index + 1
+    badge = ""
+    if page.match_rank is not None:
+        badge = f' <span class="badge">match {page.match_rank} · score {page.match_score:.3f}</span>'
+    head = f'<h2 class="page-head">Page {number}{badge}</h2>'
+    if page.src is not None:
+        sheet = (
+            f'<div class="sheet picture" style="aspect-ratio:{page.width_px}/{page.height_px}">'
+            f'<img src="{escape(page.src)}" width="{page.width_px}" height="{page.height_px}" '
+            f'loading="lazy" decoding="async" alt="Page {number}"></div>'
+        )
+    else:
+        blocks = []
+        for j, node in enumerate(page.nodes):
+            label = node.type.replace("_", " ") + (f" {escape(node.label)}" if node.label else "")
+            blocks.append(
+                f'<div class="block t-{node.type}" data-j="{j}"><span class="tag">{label}</span>'
+                f'<div class="text">{marked_html(node.text, node.marks)}</div></div>'
+            )
+        if not blocks:
+            blocks.append('<p class="empty">No text on this page.</p>')
+        sheet = f'<div class="sheet text">{"".join(blocks)}</div>'
+    classes = "page matched" if page.match_rank is not None else "page"
+    attributes = f'class="{classes}" id="page-{number}" data-k="{k}" data-page="{number}"'
+    return f"<section {attributes}>{head}{sheet}</section>"
+
+
+def render_html(
+    document: Document, pages: list[PageView], result: QueryResult | None, *, source_name: str | None
+) -> str:
+    """The whole view as one HTML string.
+
+    Args:
+        document: The page index.
+        pages: Its pages as the view shows them, in order.
+        result: The query's matches, if a query was given.
+        source_name: The file the pictures were drawn from, if any.
+    """
+    by_index = {page.index: page for page in pages}
+    title = document.title or document.name
+    counts = document.node_counts()
+    facts = [f"{len(pages)} page(s)", f"{sum(counts.values())} nodes", f"{len(document.toc)} TOC entries"]
+    if source_name is not None:
+        facts.insert(0, source_name)
+    elif document.extension:
+        facts.insert(0, f"{document.name}.{document.extension} (shown as text)")
+    data = {"pages": [_page_data(page) for page in pages]}
+    side = [
+        f'<header><h1>{escape(title)}</h1><p class="meta">{escape(" · ".join(facts))}</p></header>',
+        _matches_html(result, by_index) if result is not None else "",
+        _legend_html(pages),
+        f'<nav id="toc"><h2>Contents</h2>{_toc_html(document, by_index)}</nav>',
+    ]
+    body = "".join(_page_html(k, page) for k, page in enumerate(pages))
+    return (
+        "<!DOCTYPE html>\n"
+        '<html lang="en"><head><meta charset="utf-8">'
+        f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<meta name="generator" content="extract-thinker-pageindex view">'
+        f"<title>{escape(title)} — page index</title>"
+        f"<style>{_asset('view.css')}</style></head>\n"
+        f'<body><aside id="side">{"".join(side)}</aside>\n'
+        f'<main id="pages">{body}</main>\n'
+        '<div id="details" hidden><button type="button" class="close" aria-label="close">×</button>'
+        '<p class="kind"></p><div class="text"></div></div>\n'
+        f'<script type="application/json" id="pageindex-data">{json_for_script(data)}</script>\n'
+        f"<script>{_asset('view.js')}</script>\n"
+        "</body></html>\n"
+    )
+
+
+def _page_data(page: PageView) -> dict[str, Any]:
+    item: dict[str, Any] = {"n": page.index + 1, "nodes": [node.data() for node in page.nodes]}
+    if page.hits:
+        item["h"] = [list(hit) for hit in page.hits]
+    return item

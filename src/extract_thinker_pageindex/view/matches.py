@@ -1,0 +1,103 @@
+"""A query run against a document's pages for the view: the matches with their scores and snippets, and
+which words of the matched pages are the query's (as the retriever's own tokenizer sees them)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..retrieval.page_text import WORD
+
+if TYPE_CHECKING:
+    from ..model import Document
+    from ..retrieval.sqlite import SQLitePageRetriever
+
+__all__ = ["Match", "QueryResult", "document_pages", "run_query"]
+
+#: The id the in-memory retriever holds the one document under.
+DOC_ID = "view"
+
+
+def document_pages(document: Document) -> list[dict[str, Any]]:
+    """The pages of a document as the retriever indexes them: one page dict per page of the source (pages
+    left out of the index are empty), each the text of its nodes. Page ``n`` of a match is page index
+    ``n - 1``."""
+    count = max([document.source_page_count or 0, *(page.index + 1 for page in document.pages)])
+    pages: list[dict[str, Any]] = [{"content": ""} for _ in range(count)]
+    for page in document.pages:
+        texts = [getattr(node, "content", "") for node in page.nodes]
+        pages[page.index] = {"content": "\n\n".join(text for text in texts if text)}
+    return pages
+
+
+@dataclass(frozen=True)
+class Match:
+    """A page found for the query: its 0-based index, its score (as ``search`` prints it) and a snippet
+    with the matched words in ``[`` ``]``."""
+
+    page_index: int
+    score: float
+    snippet: str
+
+
+@dataclass
+class QueryResult:
+    """The query's matches, best first, and a way to tell the query's words in a page's text."""
+
+    query: str
+    matches: list[Match]
+    _retriever: SQLitePageRetriever
+    _stems: frozenset[str] = field(default_factory=frozenset)
+
+    @property
+    def page_indexes(self) -> set[int]:
+        """The 0-based indexes of the matched pages."""
+        return {match.page_index for match in self.matches}
+
+    def matching(self, words: Iterable[str]) -> set[str]:
+        """Those of ``words`` (raw words of a page, punctuation included) that hold a query word, compared
+        by the retriever's tokens (stems), so "Services," matches the query "service"."""
+        unique = sorted({word for word in words if word.strip()})
+        if not unique or not self._stems:
+            return set()
+        tokens = self._retriever._stem(unique)
+        return {word for word in unique if self._stems.intersection(tokens.get(word, ()))}
+
+    def marks(self, text: str) -> list[tuple[int, int]]:
+        """The ``(start, end)`` character ranges of the query's words in ``text``."""
+        spans = [(found.start(), found.end(), found.group()) for found in WORD.finditer(text)]
+        hits = self.matching(word for _, _, word in spans)
+        return [(start, end) for start, end, word in spans if word in hits]
+
+
+@contextmanager
+def run_query(document: Document, query: str, *, max_pages: int) -> Iterator[QueryResult]:
+    """Rank the document's pages for ``query`` with an in-memory :class:`SQLitePageRetriever`, as the
+    ``search`` command does; the result can tell the query's words while the context is open.
+
+    Raises:
+        InvalidOptionError: the query has no searchable words, or ``max_pages`` is below 1.
+    """
+    from ..retrieval.sqlite import SQLitePageRetriever, require_query_words
+
+    require_query_words(query)
+    with SQLitePageRetriever() as retriever:
+        retriever.index(DOC_ID, document_pages(document))
+        found = retriever.search(DOC_ID, query, max_pages=max_pages)
+        matches = [
+            Match(
+                match.page_number - 1,
+                match.score,
+                retriever.snippet(DOC_ID, match.page_number, query),
+            )
+            for match in found
+        ]
+        stems = retriever._stem(retriever.plan(query).words)
+        yield QueryResult(
+            query,
+            matches,
+            retriever,
+            frozenset(token for tokens in stems.values() for token in tokens),
+        )
