@@ -39,7 +39,7 @@ def redacted(dsn: str) -> str:
     except psycopg.ProgrammingError as exc:
         raise InvalidOptionError(
             "The PostgreSQL connection string cannot be read: "
-            f"{str(exc).replace(dsn, '...') if dsn else exc}. Pass a URL such as "
+            f"{(str(exc).replace(dsn, '...') if dsn else str(exc)).strip()}. Pass a URL such as "
             "'postgresql://user@host:5432/dbname' or 'host=... dbname=... user=...'."
         ) from None
     params.pop("password", None)
