@@ -162,3 +162,41 @@ def make_module_retriever(request: pytest.FixtureRequest):
         yield maker
     finally:
         maker.cleanup()
+
+
+# -- a real browser -----------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def browser():
+    """Headless Chromium driven by playwright: the system's ``chromium`` (``PAGEINDEX_CHROMIUM`` names
+    another). Skips when playwright or Chromium is missing, unless ``PAGEINDEX_REQUIRE_BROWSER=1`` (CI),
+    where that fails."""
+    import shutil
+
+    required = os.environ.get("PAGEINDEX_REQUIRE_BROWSER") == "1"
+    try:
+        from playwright.sync_api import Error as PlaywrightError
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if required:
+            pytest.fail("PAGEINDEX_REQUIRE_BROWSER=1 but playwright is not installed")
+        pytest.skip("playwright (the [dev] extra) is not installed")
+    executable = os.environ.get("PAGEINDEX_CHROMIUM") or next(
+        filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
+    )
+    if executable is None:
+        if required:
+            pytest.fail("PAGEINDEX_REQUIRE_BROWSER=1 but no Chromium (chromium, chromium-browser) was found")
+        pytest.skip("no Chromium on this machine")
+    with sync_playwright() as playwright:
+        try:
+            launched = playwright.chromium.launch(executable_path=executable, headless=True)
+        except PlaywrightError as exc:
+            if required:
+                pytest.fail(f"PAGEINDEX_REQUIRE_BROWSER=1 but Chromium ({executable}) did not start: {exc}")
+            pytest.skip(f"Chromium ({executable}) did not start: {exc}")
+        try:
+            yield launched
+        finally:
+            launched.close()

@@ -87,7 +87,8 @@ def _node_text(node: Node) -> str:
 
 
 def _node_label(node: Node) -> str:
-    return str(getattr(node, "level", None) or getattr(node, "kind", None) or "")
+    label = str(getattr(node, "level", None) or getattr(node, "kind", None) or "")
+    return "" if label == node.type else label  # a paragraph's level is mostly "paragraph"
 
 
 def view_index(
@@ -161,7 +162,7 @@ def view_index(
                 pages = [_text_page(page.index, page.nodes, result) for page in document.pages]
         html = render_html(document, pages, result, source_name=source_path.name if source_path else None)
         (staging / "view.html").write_text(html, encoding="utf-8")
-        _publish(staging, target, embed_images)
+        _publish(staging, target)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
     return target
@@ -215,7 +216,8 @@ def _picture_pages(
     embed_images: bool,
 ) -> list[PageView]:
     folder = staging / "files"
-    folder.mkdir()
+    if not embed_images:
+        folder.mkdir()
     pages = []
     for page in document.pages:
         matched = result is not None and page.index in result.page_indexes
@@ -276,12 +278,13 @@ def _text_page(index: int, nodes: list[Node], result: QueryResult | None) -> Pag
     return _page_view(index, nodes, None, result)
 
 
-def _publish(staging: Path, target: Path, embed_images: bool) -> None:
-    """Move the HTML (and its images folder) into place: the folder first, so the page never names
-    pictures that are not there yet; each by a rename, so a reader never sees half a file."""
+def _publish(staging: Path, target: Path) -> None:
+    """Move the HTML (and its pictures folder, if any) into place: the folder first, so the page never
+    names pictures that are not there yet; each by a rename, so a reader never sees half a file. A
+    pictures folder of an earlier view is removed."""
     folder = images_folder(target)
     if os.path.lexists(folder):
         shutil.rmtree(folder)
-    if not embed_images:
+    if (staging / "files").is_dir():
         os.replace(staging / "files", folder)
     os.replace(staging / "view.html", target)

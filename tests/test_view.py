@@ -1,0 +1,456 @@
+"""The HTML view, opened in a real headless Chromium: pages, boxes where PyMuPDF puts the words, TOC links,
+the query's matches and words, no network request; and the ``view`` command."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+import pytest
+
+from extract_thinker_pageindex import (
+    DocumentLoadError,
+    IndexFormatError,
+    InvalidOptionError,
+    OutputExistsError,
+    build_index,
+    index_document,
+    load_index,
+    view_index,
+)
+from extract_thinker_pageindex.cli import main
+from extract_thinker_pageindex.view import default_view_path, images_folder
+
+SAMPLE_PDF = Path(__file__).resolve().parents[1] / "examples" / "data" / "service-agreement.pdf"
+SAMPLE_MD = SAMPLE_PDF.with_suffix(".md")
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+QUERY = "termination notice"
+
+# Each drawn box of a page, relative to the page's picture, and the picture's size (CSS pixels).
+PAGE_GEOMETRY = """(number) => {
+  window.pageIndexView.build(number);
+  const section = document.getElementById("page-" + number);
+  section.scrollIntoView();
+  const picture = section.querySelector("img").getBoundingClientRect();
+  const rect = (element) => {
+    const r = element.getBoundingClientRect();
+    return [r.left - picture.left, r.top - picture.top, r.right - picture.left, r.bottom - picture.top];
+  };
+  return {
+    width: picture.width,
+    height: picture.height,
+    boxes: Array.from(section.querySelectorAll(".box")).map((box) => ({j: Number(box.dataset.j),
+      type: box.className.split(" ").find((name) => name.startsWith("t-")).slice(2), rect: rect(box)})),
+    hits: Array.from(section.querySelectorAll(".hit")).map(rect),
+  };
+}"""
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled contract PDF and its page index, in a folder of their own."""
+    folder = tmp_path_factory.mktemp("sample")
+    shutil.copy(SAMPLE_PDF, folder / SAMPLE_PDF.name)
+    index_document(folder / SAMPLE_PDF.name)
+    return folder / "service-agreement.pageindex"
+
+
+@pytest.fixture(scope="module")
+def sample_view(sample: Path) -> Path:
+    return view_index(sample, query=QUERY)
+
+
+@contextmanager
+def opened(browser: Any, html: Path, **options: Any) -> Iterator[Any]:
+    """A browser tab showing ``html``; fails the test on any script error."""
+    context = browser.new_context(viewport={"width": 1400, "height": 900}, **options)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(html.as_uri())
+    page.wait_for_load_state("load")
+    try:
+        yield page
+    finally:
+        context.close()
+    assert errors == []
+
+
+def _inside(inner: list[float], outer: list[float], slack: float) -> bool:
+    return (
+        inner[0] >= outer[0] - slack
+        and inner[1] >= outer[1] - slack
+        and inner[2] <= outer[2] + slack
+        and inner[3] <= outer[3] + slack
+    )
+
+
+def _shown(rect: Any, pdf_page: pymupdf.Page, geometry: dict[str, Any]) -> list[float]:
+    """A rectangle in the page's own coordinates as CSS pixels on the drawn picture (PyMuPDF's own
+    rotation of the page, then the picture's scale)."""
+    shown = pymupdf.Rect(rect) * pdf_page.rotation_matrix
+    sx = geometry["width"] / pdf_page.rect.width
+    sy = geometry["height"] / pdf_page.rect.height
+    return [shown.x0 * sx, shown.y0 * sy, shown.x1 * sx, shown.y1 * sy]
+
+
+def check_paragraph_boxes(page: Any, pdf: pymupdf.Document, document: Any, page_index: int) -> int:
+    """For each paragraph whose text is one PyMuPDF block: every word of the block lies in the paragraph's
+    drawn box, and the box drawn is the node's own box, scaled to the picture. Returns how many paragraphs
+    were checked."""
+    geometry = page.evaluate(PAGE_GEOMETRY, page_index + 1)
+    pdf_page = pdf[page_index]
+    blocks: dict[int, list[tuple]] = {}
+    for word in pdf_page.get_text("words"):
+        blocks.setdefault(word[5], []).append(word)
+    by_text = {" ".join(word[4] for word in words): words for words in blocks.values()}
+    nodes = next(item for item in document.pages if item.index == page_index).nodes
+    drawn = [node for node in nodes if node.type != "section"]
+    boxes = {box["j"]: box for box in geometry["boxes"]}
+    assert len(boxes) == sum(getattr(node, "bbox", None) is not None for node in drawn)
+    checked = 0
+    for j, node in enumerate(drawn):
+        words = by_text.get(" ".join(getattr(node, "content", "").split()))
+        if node.type != "paragraph" or words is None:
+            continue
+        box = boxes[j]
+        assert box["type"] == "paragraph"
+        shown = [_shown(word[:4], pdf_page, geometry) for word in words]
+        for word_rect in shown:
+            assert _inside(word_rect, box["rect"], slack=1.0), (node.content, word_rect, box["rect"])
+        # The box drawn is the node's own box, scaled: within a pixel of drawing.
+        expected = _shown(node.bbox, pdf_page, geometry)
+        assert all(abs(a - b) <= 1.5 for a, b in zip(box["rect"], expected, strict=True)), node.content
+        checked += 1
+    return checked
+
+
+# -- the bundled sample in a browser ------------------------------------------------------------------
+
+
+def test_sample_view_shows_pages_boxes_toc_and_matches(
+    browser: Any, sample: Path, sample_view: Path, tmp_path: Path
+) -> None:
+    document = load_index(sample)
+    assert sample_view == sample.parent / "service-agreement.view.html"
+    with opened(browser, sample_view) as page, pymupdf.open(sample.parent / SAMPLE_PDF.name) as pdf:
+        # Every page, each a lazily loaded picture with its size set, drawn from the files beside the HTML.
+        assert page.locator("section.page").count() == len(document.pages) == 4
+        pictures = page.locator("section.page img")
+        assert pictures.count() == 4
+        for number in range(4):
+            picture = pictures.nth(number)
+            assert picture.get_attribute("loading") == "lazy"
+            assert int(picture.get_attribute("width") or 0) > 500
+            assert int(picture.get_attribute("height") or 0) > 600
+            assert picture.get_attribute("src") == f"service-agreement.view_files/page-{number + 1:04d}.jpg"
+
+        # Boxes where PyMuPDF finds the words, on every page.
+        checked = sum(check_paragraph_boxes(page, pdf, document, index) for index in range(4))
+        assert checked >= 10
+        assert page.locator(".box.t-heading").count() == document.node_counts()["heading"]
+        legend = page.locator("#legend input[data-type]")
+        assert {legend.nth(i).get_attribute("data-type") for i in range(legend.count())} == {
+            "heading",
+            "paragraph",
+            "list_item",
+        }
+
+        # Each TOC entry points at its page; a click brings its heading's box into view.
+        links = page.locator("#toc a.toc-link")
+        assert links.count() == len(document.toc) == 15
+        for entry, i in zip(document.toc, range(links.count()), strict=True):
+            assert links.nth(i).get_attribute("href") == f"#page-{entry.target_page + 1}"
+        entry = next(entry for entry in document.toc if entry.title.startswith("4.1"))
+        page.evaluate("window.scrollTo(0, 0)")
+        page.locator("#toc a.toc-link", has_text="4.1 Termination for convenience").click()
+        target = page.locator("#page-3 #toc-target")
+        assert target.count() == 1
+        shown = target.bounding_box()
+        assert shown is not None and shown["y"] >= 0 and shown["y"] + shown["height"] <= 900
+        assert page.evaluate("location.hash") == "#page-3"
+        geometry = page.evaluate(PAGE_GEOMETRY, 3)
+        heading = next(
+            box
+            for box in geometry["boxes"]
+            if box["type"] == "heading" and box["j"] == _node_position(document, entry)
+        )
+        target_rect = page.evaluate(
+            """() => { const p = document.querySelector("#page-3 img").getBoundingClientRect();
+                       const r = document.getElementById("toc-target").getBoundingClientRect();
+                       return [r.left - p.left, r.top - p.top, r.right - p.left, r.bottom - p.top]; }"""
+        )
+        assert all(abs(a - b) <= 1 for a, b in zip(target_rect, heading["rect"], strict=True))
+
+        # The query: its matches listed with scores, their pages badged, its words marked where PyMuPDF
+        # finds them.
+        matches = page.locator("#matches li.match")
+        assert matches.count() >= 2
+        assert matches.nth(0).locator("a").get_attribute("href") == "#page-3"
+        assert "score -" in matches.nth(0).inner_text()
+        assert page.locator("#matches mark").count() >= 2
+        assert page.locator("#page-3 .badge").inner_text().startswith("match 1")
+        hits = page.evaluate(PAGE_GEOMETRY, 3)["hits"]
+        found = pdf[2].search_for("termination")
+        assert len(found) >= 3 and len(hits) >= len(found)
+        for rect in found:
+            assert any(_inside(_shown(rect, pdf[2], geometry), hit, slack=1.5) for hit in hits)
+        assert page.locator("#page-1 .hit").count() == 0  # page 1 is no match
+
+        # A click on a box shows its type and text, the query's words marked.
+        page.locator("#page-3 .box.t-paragraph").first.click()
+        details = page.locator("#details")
+        assert details.is_visible()
+        assert details.locator(".kind").inner_text().startswith("paragraph · page 3")
+        page.evaluate("""() => document.querySelectorAll("#page-3 .box.t-paragraph").forEach((box) => {
+            if (box.title.includes("written notice")) box.click(); })""")
+        assert "notice" in details.locator(".text").inner_text()
+        assert details.locator("mark").count() >= 1
+
+        # Hiding a type in the legend hides its boxes.
+        page.locator("#legend input[data-type=paragraph]").uncheck()
+        assert page.locator("#page-3 .box.t-paragraph").first.is_hidden()
+        page.locator("#legend input[data-type=paragraph]").check()
+
+        shot = tmp_path / "view.png"
+        page.screenshot(path=str(shot))
+    data = shot.read_bytes()
+    assert data.startswith(PNG_SIGNATURE) and len(data) > 10_000
+
+
+def _node_position(document: Any, entry: Any) -> int:
+    """The position, among the drawn nodes of its page (sections left out), of a TOC entry's heading."""
+    page = next(page for page in document.pages if page.index == entry.target_page)
+    drawn = [node for node in page.nodes if node.type != "section"]
+    return next(
+        j
+        for j, node in enumerate(drawn)
+        if node.type == "heading" and node.parent_id == entry.target_section_id
+    )
+
+
+@pytest.mark.parametrize("embed_images", [False, True])
+def test_view_makes_no_network_request(
+    browser: Any, sample: Path, tmp_path: Path, embed_images: bool
+) -> None:
+    html = view_index(sample, output=tmp_path / "out.html", query=QUERY, embed_images=embed_images)
+    assert images_folder(html).is_dir() is not embed_images
+    requested: list[str] = []
+
+    def handle(route: Any) -> None:
+        url = route.request.url
+        requested.append(url)
+        if url.startswith(("file:", "data:")):
+            route.continue_()
+        else:
+            route.abort()
+
+    with opened(browser, html) as page:
+        page.route("**/*", handle)
+        page.reload()
+        page.wait_for_load_state("load")
+        page.evaluate("""async () => {
+            for (const section of document.querySelectorAll("section.page")) {
+                section.scrollIntoView();
+                await new Promise((resolve) => setTimeout(resolve, 30));
+            }}""")
+        page.wait_for_function("Array.from(document.images).every((image) => image.complete)")
+        loaded = page.evaluate("Array.from(document.images).map((image) => image.naturalWidth)")
+    assert len(loaded) == 4 and all(width > 500 for width in loaded)
+    assert requested, "the route handler saw no request"
+    base = tmp_path.as_uri()
+    for url in requested:
+        assert url.startswith(f"{base}/") or url.startswith("data:"), url
+    pictures = [url for url in requested if url.endswith(".jpg")]
+    assert len(pictures) == (0 if embed_images else 4)
+
+
+def test_hostile_text_stays_text(browser: Any, tmp_path: Path) -> None:
+    source = tmp_path / "hostile.md"
+    source.write_text(
+        "# Title </script><script>window.owned = 1</script>\n\n"
+        'A paragraph <img src=x onerror="window.owned = 2"> and </SCRIPT><!-- & more.\n\n'
+        "- an item with a query word: tariff\n",
+        encoding="utf-8",
+    )
+    index_document(source)
+    html = view_index(tmp_path / "hostile.pageindex", query="tariff")
+    with opened(browser, html) as page:
+        assert page.evaluate("window.owned") is None
+        assert page.locator("img").count() == 0
+        assert page.locator("script").count() == 2
+        blocks = page.locator(".sheet.text .block")
+        assert blocks.count() == 3
+        assert "</script><script>window.owned = 1</script>" in blocks.nth(0).inner_text()
+        assert '<img src=x onerror="window.owned = 2">' in blocks.nth(1).inner_text()
+        assert page.locator(".sheet.text mark").inner_text() == "tariff"
+        blocks.nth(1).click()
+        assert "</SCRIPT><!-- & more." in page.locator("#details .text").inner_text()
+        title = page.locator("#toc").inner_text()
+        assert "</script>" in title
+
+
+@pytest.mark.parametrize("change", ["rotate", "crop"])
+def test_boxes_follow_rotated_and_cropped_pages(browser: Any, tmp_path: Path, change: str) -> None:
+    from pdf_support import prose
+
+    pdf = pymupdf.open()
+    page = pdf.new_page()
+    y = 150.0
+    for number in range(3):
+        text = prose(number * 5, 5)
+        rect = pymupdf.Rect(90, y, 500, y + 120)
+        page.insert_textbox(rect, text, fontsize=10, fontname="tiro")
+        y += 140
+    if change == "crop":
+        page.set_cropbox(pymupdf.Rect(40, 60, 560, 700))
+    else:
+        page.set_rotation(90)
+    path = tmp_path / f"{change}.pdf"
+    pdf.save(path)
+    pdf.close()
+    document = build_index(path, strategy="text")
+    from extract_thinker_pageindex import save_index
+
+    save_index(document, tmp_path / f"{change}.pageindex")
+    html = view_index(tmp_path / f"{change}.pageindex")
+    with opened(browser, html) as tab, pymupdf.open(path) as source:
+        picture = tab.locator("img").first
+        width, height = int(picture.get_attribute("width") or 0), int(picture.get_attribute("height") or 0)
+        assert (width > height) is (change == "rotate")
+        assert check_paragraph_boxes(tab, source, document, 0) >= 2
+
+
+# -- a FinanceBench filing --------------------------------------------------------------------------
+
+
+@pytest.mark.eval
+def test_a_filing_view_opens_at_once_and_draws_boxes_lazily(
+    browser: Any, eval_dir: Path, tmp_path: Path
+) -> None:
+    source = eval_dir / "pdfs" / "MICROSOFT_2023_10K.pdf"
+    index = tmp_path / "filing.pageindex"
+    index_document(source, output=index, strategy="text")
+    document = load_index(index)
+    html = view_index(index, source=source, query="total revenue", dpi=48)
+    placed = sum(getattr(node, "bbox", None) is not None for _, node in document.iter_nodes())
+    assert len(document.pages) == 116 and placed > 1500
+    with opened(browser, html) as page, pymupdf.open(source) as pdf:
+        assert page.locator("section.page").count() == 116
+        assert page.locator("img[loading=lazy][width][height]").count() == 116
+        # Only the pages near the screen have their boxes yet.
+        assert 0 < page.locator(".box").count() < placed / 10
+        first = page.locator("#matches li.match a").first
+        number = int(first.get_attribute("data-goto") or "0")
+        first.click()
+        assert page.locator(f"#page-{number} .hit").count() >= 2
+        assert page.locator(f"#page-{number}").bounding_box()["y"] < 900
+        assert check_paragraph_boxes(page, pdf, document, number - 1) >= 3
+        # A TOC entry far down the document scrolls there and marks its heading.
+        last = page.locator("#toc a.toc-link[data-box]").last
+        target_page = int(last.get_attribute("data-goto") or "0")
+        assert target_page > 60
+        last.click()
+        box = page.locator(f"#page-{target_page} #toc-target").bounding_box()
+        assert box is not None and 0 <= box["y"] <= 900
+        assert check_paragraph_boxes(page, pdf, document, 57) >= 5
+        page.screenshot(path=str(tmp_path / "filing.png"))
+    assert (tmp_path / "filing.png").read_bytes().startswith(PNG_SIGNATURE)
+
+
+# -- the Python API and the command -------------------------------------------------------------------
+
+
+def test_view_of_a_text_source_needs_no_source_file(tmp_path: Path) -> None:
+    shutil.copy(SAMPLE_MD, tmp_path / SAMPLE_MD.name)
+    index_document(tmp_path / SAMPLE_MD.name)
+    (tmp_path / SAMPLE_MD.name).unlink()
+    html = view_index(tmp_path / "service-agreement.pageindex")
+    text = html.read_text(encoding="utf-8")
+    assert 'class="sheet text"' in text and "<img" not in text
+    assert not images_folder(html).exists()
+
+
+def test_view_errors(sample: Path, tmp_path: Path) -> None:
+    with pytest.raises(IndexFormatError, match="No page index"):
+        view_index(tmp_path / "missing.pageindex")
+    moved = tmp_path / "moved.pageindex"
+    shutil.copytree(sample, moved)
+    with pytest.raises(DocumentLoadError, match=r"service-agreement\.pdf"):
+        view_index(moved)
+    with pytest.raises(DocumentLoadError, match="does not exist"):
+        view_index(moved, source=tmp_path / "nope.pdf")
+    other = tmp_path / "other.pdf"
+    with pymupdf.open() as pdf:
+        pdf.new_page()
+        pdf.save(other)
+    with pytest.raises(DocumentLoadError, match="1 page"):
+        view_index(moved, source=other)
+    with pytest.raises(InvalidOptionError, match="searchable words"):
+        view_index(moved, source=SAMPLE_PDF, query="the of")
+    with pytest.raises(InvalidOptionError, match="max_pages"):
+        view_index(moved, source=SAMPLE_PDF, query="fees", max_pages=0)
+    foreign = tmp_path / "out_files"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("mine", encoding="utf-8")
+    with pytest.raises(OutputExistsError, match="out_files"):
+        view_index(moved, source=SAMPLE_PDF, output=tmp_path / "out.html")
+    assert (foreign / "notes.txt").read_text(encoding="utf-8") == "mine"
+    assert not (tmp_path / "out.html").exists()
+
+
+def test_view_rewrites_its_own_output(sample: Path, tmp_path: Path) -> None:
+    out = tmp_path / "nested" / "doc.html"
+    view_index(sample, output=out)
+    view_index(sample, output=out, query="fees")
+    assert sorted(path.name for path in images_folder(out).iterdir()) == [
+        f"page-{n:04d}.jpg" for n in range(1, 5)
+    ]
+    assert 'id="matches"' in out.read_text(encoding="utf-8")
+    assert sorted(path.name for path in out.parent.iterdir()) == ["doc.html", "doc_files"]
+
+
+def test_cli_view_writes_the_default_file(
+    sample: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(sample.parent)
+    target = default_view_path(sample)
+    target.unlink(missing_ok=True)
+    assert main(["view", sample.name, "-q", "fees"]) == 0
+    out = capsys.readouterr().out
+    assert "service-agreement.view.html" in out and "service-agreement.view_files" in out
+    assert target.is_file() and (sample.parent / "service-agreement.view_files" / "page-0001.jpg").is_file()
+    assert main(["view", str(sample / "document.json")]) == 0  # the document.json names the index too
+    assert default_view_path(sample / "document.json") == target
+
+
+def test_cli_view_output_and_source(sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    moved = tmp_path / "moved.pageindex"
+    shutil.copytree(sample, moved)
+    out = tmp_path / "views" / "contract.html"
+    code = main(["view", str(moved), "--source", str(SAMPLE_PDF), "-o", str(out), "--embed-images"])
+    assert code == 0, capsys.readouterr().err
+    assert out.is_file() and not images_folder(out).exists()
+    assert out.read_text(encoding="utf-8").count('src="data:image/jpeg;base64,') == 4
+
+
+def test_cli_view_errors(sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["view", str(tmp_path / "missing.pageindex")]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("extract-thinker-pageindex: error: No page index at") and "Traceback" not in err
+    moved = tmp_path / "moved.pageindex"
+    shutil.copytree(sample, moved)
+    assert main(["view", str(moved)]) == 1
+    err = capsys.readouterr().err
+    assert "'service-agreement.pdf'" in err and "--source" in err
+    assert main(["view", str(moved), "--source", str(tmp_path / "gone.pdf")]) == 1
+    assert "gone.pdf" in capsys.readouterr().err
+    assert not list(tmp_path.glob("*.html"))
+    assert main(["view", str(sample), "-q", "the and of"]) == 2
+    assert "searchable words" in capsys.readouterr().err
+    assert main(["view", str(sample), "-q", "fees", "-n", "0"]) == 2
+    assert main(["view", str(sample), "--dpi", "0"]) == 2
