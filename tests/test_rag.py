@@ -106,6 +106,12 @@ def test_a_query_without_words_is_refused_up_front(query: Any) -> None:
         DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query=query)
 
 
+@pytest.mark.parametrize("retriever", ["pages.sqlite", object(), SQLitePageRetriever])
+def test_a_retriever_must_be_a_page_retriever(retriever: Any) -> None:
+    with pytest.raises(InvalidOptionError, match="retriever must be a page retriever"):
+        DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="x", retriever=retriever)
+
+
 @pytest.mark.parametrize("max_pages", [0, -2, 1.5, True])
 def test_max_pages_must_be_a_positive_whole_number(max_pages: Any) -> None:
     with pytest.raises(InvalidOptionError, match="max_pages"):

@@ -406,7 +406,8 @@ def index_documents(
         model_rate: The most model calls in flight at once, across all workers (and, with ``"ray"``, every
             machine and every run using the same model on the cluster). ``None``: no limit beyond each
             document's ``parallel``.
-        retriever: An object with ``index(doc_id, pages)`` (a :class:`SQLitePageRetriever`): each indexed or
+        retriever: An object with ``index(doc_id, pages)`` (a :class:`SQLitePageRetriever`, or a
+            :class:`PostgresPageRetriever` that workers on other machines search too): each indexed or
             skipped document's pages are added as it finishes, in this process, under its name.
         progress: Called as ``progress(done, total, entry)`` after each document.
         **options: Passed to :func:`build_index` for every document (``strategy``, ``model``, ``pages``...).

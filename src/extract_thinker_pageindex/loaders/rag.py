@@ -14,6 +14,7 @@ from extract_thinker.document_loader.document_loader import DocumentLoader
 
 from ..errors import DocumentLoadError, InvalidOptionError, NoMatchError, PageSpecError
 from ..pages import PageSpec, normalize_page_spec
+from ..retrieval.base import PageRetriever
 from ..retrieval.page_text import Page, page_list, page_text_fields
 from ..retrieval.sqlite import PageMatch, SQLitePageRetriever, require_query_words
 from ..sources import check_source_file
@@ -79,8 +80,10 @@ class DocumentLoaderRAG(DocumentLoader):
         loader: Any ExtractThinker document loader (for example :class:`DocumentLoaderPyMuPDF`).
         query: The words to look for; they are OR-ed together and no syntax is interpreted.
         max_pages: How many pages to keep at most.
-        retriever: A retriever to index into and search (shared, possibly file-backed). It is never closed
-            by this loader. Without one, the loader owns an in-memory retriever and closes it on ``close()``.
+        retriever: A retriever to index into and search (shared, possibly file-backed: an
+            ``SQLitePageRetriever`` file, or a ``PostgresPageRetriever`` shared by many machines). It is
+            never closed by this loader. Without one, the loader owns an in-memory retriever and closes it
+            on ``close()``.
         content: Passed to ExtractThinker's ``DocumentLoader``.
         cache_ttl: Passed to ExtractThinker's ``DocumentLoader``.
 
@@ -95,7 +98,7 @@ class DocumentLoaderRAG(DocumentLoader):
         loader: DocumentLoader,
         query: str,
         max_pages: int = 3,
-        retriever: SQLitePageRetriever | None = None,
+        retriever: PageRetriever | None = None,
         *,
         content: Any = None,
         cache_ttl: int = 300,
@@ -108,11 +111,18 @@ class DocumentLoaderRAG(DocumentLoader):
         require_query_words(query)
         if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
             raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
+        if retriever is not None and (
+            isinstance(retriever, type) or not isinstance(retriever, PageRetriever)
+        ):
+            raise InvalidOptionError(
+                "retriever must be a page retriever (SQLitePageRetriever, PostgresPageRetriever, or one with "
+                f"their methods: index, search, delete, snippet, close...), not {type(retriever).__name__}."
+            )
         self.loader = loader
         self.query = query
         self.max_pages = max_pages
         self._owns_retriever = retriever is None
-        self.retriever = retriever if retriever is not None else SQLitePageRetriever()
+        self.retriever: PageRetriever = retriever if retriever is not None else SQLitePageRetriever()
         self.last_matches: list[PageMatch] = []
         self._matches_lock = threading.Lock()
 
