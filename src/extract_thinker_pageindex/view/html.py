@@ -109,7 +109,7 @@ def _matches_html(result: QueryResult, pages: dict[int, PageView]) -> str:
     return f'<section id="matches">{head}<ol>{"".join(items)}</ol></section>'
 
 
-def _legend_html(pages: list[PageView]) -> str:
+def _legend_html(pages: list[PageView], *, toc_boxes: bool) -> str:
     counts: dict[str, int] = {}
     for page in pages:
         for node in page.nodes:
@@ -122,7 +122,8 @@ def _legend_html(pages: list[PageView]) -> str:
                 f'<span class="swatch t-{kind}"></span>{kind.replace("_", " ")}'
                 f' <span class="count">{counts[kind]}</span></label></li>'
             )
-    items.append('<li><span class="swatch target"></span>TOC target</li>')
+    if toc_boxes:
+        items.append('<li><span class="swatch target"></span>TOC target</li>')
     if any(page.hits for page in pages):
         items.append('<li><span class="swatch hit"></span>query word</li>')
     return f'<section id="legend"><h2>Node types</h2><ul>{"".join(items)}</ul></section>'
@@ -179,7 +180,7 @@ def render_html(
     side = [
         f'<header><h1>{escape(title)}</h1><p class="meta">{escape(" · ".join(facts))}</p></header>',
         _matches_html(result, by_index) if result is not None else "",
-        _legend_html(pages),
+        _legend_html(pages, toc_boxes=any(entry.bbox is not None for entry in document.toc)),
         f'<nav id="toc"><h2>Contents</h2>{_toc_html(document, by_index)}</nav>',
     ]
     body = "".join(_page_html(k, page) for k, page in enumerate(pages))
