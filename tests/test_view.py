@@ -474,3 +474,13 @@ def test_view_of_an_image_source_boxes_in_its_pixels(tmp_path: Path) -> None:
     assert 'src="scan.view_files/page-0001.png" width="1200" height="800"' in html
     assert '"b":[25.0,25.0,25.0,25.0]' in html  # left, top, width, height in percent of the picture
     assert "<b>" not in html and "\\u003cb\\u003echart" in html
+
+
+def test_default_view_path_is_beside_the_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    index = tmp_path / "report.pageindex"
+    index.mkdir()
+    assert default_view_path(index) == tmp_path / "report.view.html"
+    assert default_view_path(index / "document.json") == tmp_path / "report.view.html"
+    monkeypatch.chdir(index)
+    assert default_view_path("document.json").resolve() == (tmp_path / "report.view.html").resolve()
+    assert images_folder(tmp_path / "report.view.html") == tmp_path / "report.view_files"

@@ -27,6 +27,8 @@ _PAGE_IMAGE = re.compile(r"page-\d+\.(?:jpg|png)")
 def default_view_path(index: str | os.PathLike[str]) -> Path:
     """``<dir>/<name>.view.html`` beside a ``<name>.pageindex`` folder (or the folder of a document.json)."""
     root = _index_root(Path(index))
+    if not root.name:  # "." or "document.json" in the current directory
+        root = root.resolve()
     stem = root.name[: -len(".pageindex")] if root.name.endswith(".pageindex") else root.name
     return root.parent / f"{stem}{VIEW_SUFFIX}"
 
@@ -128,7 +130,8 @@ def view_index(
         IndexFormatError: no valid page index at ``index``.
         DocumentLoadError: the source of a PDF or image index cannot be found or read, or it is not the
             document indexed (another page count).
-        InvalidOptionError: ``query`` has no searchable words, or ``max_pages`` or ``dpi`` is below 1.
+        InvalidOptionError: ``query`` has no searchable words, ``max_pages`` is below 1, or ``dpi`` is
+            outside 1-600.
         OutputExistsError: ``output`` (or its images folder) is a folder this function did not write.
     """
     from ..store import load_index
@@ -139,10 +142,14 @@ def view_index(
         raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 1 <= dpi <= 600:
         raise InvalidOptionError(f"dpi must be a whole number from 1 to 600; got {dpi!r}.")
+    if query is not None:
+        from ..retrieval.base import require_query_words
+
+        require_query_words(query)  # refused before anything is read or written
     document = load_index(index)
     root = _index_root(Path(index))
     target = Path(output) if output is not None else default_view_path(index)
-    _check_output(target, embed_images)
+    _check_output(target)
     kind = source_kind(document)
     source_path = find_source(document, root, source) if kind in ("pdf", "image") else None
 
@@ -178,7 +185,7 @@ def _query_context(document: Document, query: str | None, max_pages: int) -> Any
     return run_query(document, query, max_pages=max_pages)
 
 
-def _check_output(target: Path, embed_images: bool) -> None:
+def _check_output(target: Path) -> None:
     if target.is_dir():
         raise OutputExistsError(f"{str(target)!r} is a folder; name the HTML file to write instead.")
     folder = images_folder(target)
