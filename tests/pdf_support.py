@@ -36,3 +36,14 @@ SENTENCES = [
 def prose(start: int, count: int) -> str:
     """``count`` sentences of plain running text, starting at sentence ``start``."""
     return " ".join(SENTENCES[(start + i) % len(SENTENCES)] for i in range(count))
+
+
+#: The two columns of the two-column test pages (reading order: left, then right).
+LEFT_COLUMN = (
+    "Northern offices opened two new branches this spring and hired local staff for both of them. "
+    "Sales in the north grew steadily while travel costs fell."
+)
+RIGHT_COLUMN = (
+    "Southern offices launched three products and trained their partners to sell them. "
+    "Hiring in the south slowed after the summer as planned."
+)

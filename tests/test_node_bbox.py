@@ -34,7 +34,7 @@ from extract_thinker_pageindex import (
     load_index,
 )
 from extract_thinker_pageindex.model import AnswerParagraphNode, PageAnswer, document_node
-from pdf_support import prose
+from pdf_support import LEFT_COLUMN, RIGHT_COLUMN, prose
 
 TEXT_NODES = (HeadingNode, ParagraphNode, ListItemNode, HeaderNode, FooterNode)
 LEFT = 72.0
@@ -82,16 +82,6 @@ def report_pdf(tmp_path: Path) -> Path:
     path = tmp_path / "report.pdf"
     document.save(path)
     return path
-
-
-LEFT_COLUMN = (
-    "Northern offices opened two new branches this spring and hired local staff for both of them. "
-    "Sales in the north grew steadily while travel costs fell."
-)
-RIGHT_COLUMN = (
-    "Southern offices launched three products and trained their partners to sell them. "
-    "Hiring in the south slowed after the summer as planned."
-)
 
 
 @pytest.fixture

@@ -39,7 +39,7 @@ from extract_thinker_pageindex import (
     load_index,
 )
 from extract_thinker_pageindex.strategies.pdf_text import normalise_title, pdf_date
-from pdf_support import CATALOG, SENTENCES, prose, raw_pdf
+from pdf_support import CATALOG, LEFT_COLUMN, RIGHT_COLUMN, SENTENCES, prose, raw_pdf
 
 SAMPLE_PDF = Path(__file__).resolve().parents[1] / "examples" / "data" / "service-agreement.pdf"
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -312,14 +312,6 @@ def lists_pdf(tmp_path: Path) -> Path:
 
 
 COLUMN_TITLE = "Quarterly Newsletter of the Society"
-LEFT_COLUMN = (
-    "Northern offices opened two new branches this spring and hired local staff for both of them. "
-    "Sales in the north grew steadily while travel costs fell."
-)
-RIGHT_COLUMN = (
-    "Southern offices launched three products and trained their partners to sell them. "
-    "Hiring in the south slowed after the summer as planned."
-)
 STATEMENT_ROWS = [
     ("Revenue", "1,200", "1,100", "tiro"),
     ("Cost of revenue", "(400)", "(380)", "tiro"),
