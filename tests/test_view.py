@@ -484,3 +484,37 @@ def test_default_view_path_is_beside_the_index(tmp_path: Path, monkeypatch: pyte
     monkeypatch.chdir(index)
     assert default_view_path("document.json").resolve() == (tmp_path / "report.view.html").resolve()
     assert images_folder(tmp_path / "report.view.html") == tmp_path / "report.view_files"
+
+
+def test_view_never_writes_over_its_source_or_index(sample: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "copy"
+    shutil.copytree(sample.parent, folder, ignore=shutil.ignore_patterns("*.view*"))
+    index, pdf = folder / sample.name, folder / SAMPLE_PDF.name
+    before = pdf.read_bytes(), (index / "document.json").read_bytes()
+    for output in (pdf, index / "document.json", index / "sub" / "view.html", folder / "link.html"):
+        if output.name == "link.html":
+            output.symlink_to(pdf)
+        with pytest.raises(OutputExistsError):
+            view_index(index, output=output)
+    assert (pdf.read_bytes(), (index / "document.json").read_bytes()) == before
+    assert sorted(path.name for path in index.iterdir()) == ["document.json"]
+    # A Markdown source is not read by the view, but is not written over either.
+    markdown = folder / "md" / SAMPLE_MD.name
+    markdown.parent.mkdir()
+    shutil.copy(SAMPLE_MD, markdown)
+    index_document(markdown)
+    with pytest.raises(OutputExistsError, match="source"):
+        view_index(folder / "md" / "service-agreement.pageindex", output=markdown)
+    assert markdown.read_text(encoding="utf-8") == SAMPLE_MD.read_text(encoding="utf-8")
+
+
+def test_a_failed_view_leaves_no_folder_behind(sample: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other.pdf"
+    with pymupdf.open() as pdf:
+        pdf.new_page()
+        pdf.save(other)
+    with pytest.raises(DocumentLoadError, match="1 page"):
+        view_index(sample, source=other, output=tmp_path / "new" / "deeper" / "view.html")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["other.pdf"]
+    with pytest.raises(OutputExistsError, match="not a folder"):
+        view_index(sample, output=other / "view.html")

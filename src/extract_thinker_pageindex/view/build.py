@@ -149,13 +149,19 @@ def view_index(
     document = load_index(index)
     root = _index_root(Path(index))
     target = Path(output) if output is not None else default_view_path(index)
-    _check_output(target)
     kind = source_kind(document)
     source_path = find_source(document, root, source) if kind in ("pdf", "image") else None
+    _check_output(target, root, source_path or _recorded_source(document, root))
 
-    # Staged beside the output, so publishing is a rename on one file system.
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    # Staged beside the output, so publishing is a rename on one file system. Folders created for it are
+    # removed again if the view cannot be written.
+    created = _make_parents(target.parent)
+    try:
+        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    except BaseException:
+        _remove_created(created)
+        raise
+    published = False
     try:
         result_context = _query_context(document, query, max_pages)
         with result_context as result:
@@ -170,9 +176,39 @@ def view_index(
         html = render_html(document, pages, result, source_name=source_path.name if source_path else None)
         (staging / "view.html").write_text(html, encoding="utf-8")
         _publish(staging, target)
+        published = True
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        if not published:
+            _remove_created(created)
     return target
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return those created, deepest first.
+
+    Raises:
+        OutputExistsError: a part of the path is a file, not a folder.
+    """
+    missing = []
+    current = folder
+    while not current.is_dir():
+        if os.path.lexists(current):
+            raise OutputExistsError(f"{str(current)!r} is not a folder; the view cannot be written in it.")
+        missing.append(current)
+        if current.parent == current:
+            break
+        current = current.parent
+    folder.mkdir(parents=True, exist_ok=True)
+    return missing
+
+
+def _remove_created(created: list[Path]) -> None:
+    for folder in created:  # deepest first; only if still empty
+        try:
+            folder.rmdir()
+        except OSError:
+            break
 
 
 def _query_context(document: Document, query: str | None, max_pages: int) -> Any:
@@ -185,9 +221,28 @@ def _query_context(document: Document, query: str | None, max_pages: int) -> Any
     return run_query(document, query, max_pages=max_pages)
 
 
-def _check_output(target: Path) -> None:
+def _recorded_source(document: Document, index_root: Path) -> Path | None:
+    """The file the index records as its source, beside the index folder (a text source is not read)."""
+    if not document.extension:
+        return None
+    return index_root.resolve().parent / f"{document.name}.{document.extension.lstrip('.')}"
+
+
+def _check_output(target: Path, index_root: Path, source_path: Path | None) -> None:
     if target.is_dir():
         raise OutputExistsError(f"{str(target)!r} is a folder; name the HTML file to write instead.")
+    resolved = target.resolve()
+    if source_path is not None and resolved == source_path.resolve():
+        raise OutputExistsError(
+            f"{str(target)!r} is the indexed source file; name another HTML file to write."
+        )
+    index_folder = index_root.resolve()
+    for path in (resolved, images_folder(resolved)):
+        if path == index_folder or index_folder in path.parents:
+            raise OutputExistsError(
+                f"{str(target)!r} would be written inside the page index {str(index_root)!r}; "
+                "name an HTML file outside it."
+            )
     folder = images_folder(target)
     if os.path.lexists(folder) and not _is_images_folder(folder):
         raise OutputExistsError(
