@@ -518,3 +518,19 @@ def test_a_failed_view_leaves_no_folder_behind(sample: Path, tmp_path: Path) -> 
     assert sorted(path.name for path in tmp_path.iterdir()) == ["other.pdf"]
     with pytest.raises(OutputExistsError, match="not a folder"):
         view_index(sample, output=other / "view.html")
+
+
+def test_a_source_with_the_same_page_count_but_other_text_is_refused(sample: Path, tmp_path: Path) -> None:
+    from pdf_support import prose
+
+    other = tmp_path / "other.pdf"
+    with pymupdf.open() as pdf:
+        for number in range(4):  # as many pages as the contract, each with a page of other text
+            pdf.new_page().insert_textbox(pymupdf.Rect(72, 72, 520, 760), prose(number * 8, 8), fontsize=10)
+        pdf.save(other)
+    with pytest.raises(DocumentLoadError, match="another document"):
+        view_index(sample, source=other, output=tmp_path / "view.html")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["other.pdf"]
+    # The indexed file itself, under another name, is accepted.
+    shutil.copy(SAMPLE_PDF, tmp_path / "renamed.pdf")
+    assert view_index(sample, source=tmp_path / "renamed.pdf", output=tmp_path / "view.html").is_file()

@@ -6,6 +6,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -129,7 +130,7 @@ def view_index(
     Raises:
         IndexFormatError: no valid page index at ``index``.
         DocumentLoadError: the source of a PDF or image index cannot be found or read, or it is not the
-            document indexed (another page count).
+            document indexed (another page count, or not the indexed text in the nodes' boxes).
         InvalidOptionError: ``query`` has no searchable words, ``max_pages`` is below 1, or ``dpi`` is
             outside 1-600.
         OutputExistsError: ``output`` (or its images folder) is a folder this function did not write.
@@ -267,6 +268,50 @@ def _check_pages(document: Document, pictures: Pictures, source_path: Path) -> N
             f"{str(source_path)!r} has {pictures.page_count} page(s), but the index was built from a source "
             f"of {expected if expected is not None else last + 1}; give the indexed file with --source."
         )
+    if pictures.text_words is not None and not _same_text(document, pictures.text_words):
+        raise DocumentLoadError(
+            f"{str(source_path)!r} has the page count of the indexed source, but not its text: it is another "
+            "document; give the indexed file with --source."
+        )
+
+
+#: Nodes whose text the PDF text strategy takes from the page's text layer, where they are placed.
+_LAYER_TYPES = frozenset({"heading", "paragraph", "list_item"})
+_TOKEN = re.compile(r"[^\W_]{3,}")
+
+
+def _same_text(
+    document: Document, text_words: Callable[[int], list[tuple[float, float, float, float, str]]]
+) -> bool:
+    """Whether the source's text layer holds, in their boxes, the placed text nodes of a few pages (those
+    the PDF text strategy read from it). Nodes a model read, without a position, are not compared: True if
+    there are none."""
+    wanted = 0
+    found = 0
+    sampled = 0
+    for page in document.pages:
+        placed = [
+            (bbox, str(getattr(node, "content", "") or ""))
+            for node in page.nodes
+            if node.type in _LAYER_TYPES and (bbox := getattr(node, "bbox", None)) is not None
+        ]
+        if not placed:
+            continue
+        words = text_words(page.index)
+        for (x0, y0, x1, y1), content in placed:
+            inside = {
+                token.casefold()
+                for wx0, wy0, wx1, wy1, word in words
+                if x0 - 1 <= (wx0 + wx1) / 2 <= x1 + 1 and y0 - 1 <= (wy0 + wy1) / 2 <= y1 + 1
+                for token in _TOKEN.findall(word)
+            }
+            tokens = [token.casefold() for token in _TOKEN.findall(content)]
+            wanted += len(tokens)
+            found += sum(token in inside for token in tokens)
+        sampled += 1
+        if sampled == 3 or wanted >= 600:
+            break
+    return wanted < 20 or found >= wanted / 2
 
 
 def _picture_pages(

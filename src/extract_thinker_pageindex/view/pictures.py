@@ -118,6 +118,8 @@ class Pictures:
 
     page_count: int
     render: Callable[[int, bool], PagePicture]
+    #: The words of a page's text layer with their boxes, ``(x0, y0, x1, y1, word)`` (PDF only).
+    text_words: Callable[[int], list[tuple[float, float, float, float, str]]] | None = None
 
 
 @contextmanager
@@ -174,4 +176,8 @@ def open_pictures(path: Path, kind: str, *, dpi: int, password: str | None = Non
             Image.frombytes(mode, size, bytes(samples)).save(out, format="JPEG", quality=75)
             return PagePicture(out.getvalue(), "jpg", size[0], size[1], space, found)
 
-        yield Pictures(int(pdf.page_count), render)
+        def text_words(index: int) -> list[tuple[float, float, float, float, str]]:
+            with PYMUPDF_LOCK, pdf_errors(f"page {index + 1} of {str(path)!r}"):
+                return [(w[0], w[1], w[2], w[3], str(w[4])) for w in pdf[index].get_text("words")]
+
+        yield Pictures(int(pdf.page_count), render, text_words)
