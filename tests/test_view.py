@@ -534,3 +534,13 @@ def test_a_source_with_the_same_page_count_but_other_text_is_refused(sample: Pat
     # The indexed file itself, under another name, is accepted.
     shutil.copy(SAMPLE_PDF, tmp_path / "renamed.pdf")
     assert view_index(sample, source=tmp_path / "renamed.pdf", output=tmp_path / "view.html").is_file()
+
+
+def test_brackets_of_the_document_are_not_marked_in_snippets(tmp_path: Path) -> None:
+    source = tmp_path / "notes.md"
+    source.write_text("# Fees\n\nSee [Note 1] and [a] list: the fees are due [b].\n", encoding="utf-8")
+    index_document(source)
+    text = view_index(tmp_path / "notes.pageindex", query="fees").read_text(encoding="utf-8")
+    snippet = text.split('<div class="snippet">', 1)[1].split("</div>", 1)[0]
+    assert "[Note 1]" in snippet and "[a]" in snippet and "[b]" in snippet
+    assert "<mark>Note 1</mark>" not in snippet and "<mark>fees</mark>" in snippet

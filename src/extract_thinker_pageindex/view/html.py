@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from html import escape
+from html import escape, unescape
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -96,7 +96,7 @@ def _matches_html(result: QueryResult, pages: dict[int, PageView]) -> str:
     items = []
     for rank, match in enumerate(result.matches, start=1):
         number = match.page_index + 1
-        snippet = _SNIPPET_MARK.sub(r"<mark>\1</mark>", escape(match.snippet))
+        snippet = _SNIPPET_MARK.sub(lambda found: _snippet_mark(found, result), escape(match.snippet))
         link = (
             f'<a href="#page-{number}" data-goto="{number}">page {number}</a>'
             if match.page_index in pages
@@ -107,6 +107,12 @@ def _matches_html(result: QueryResult, pages: dict[int, PageView]) -> str:
             f'<div class="snippet">{snippet}</div></li>'
         )
     return f'<section id="matches">{head}<ol>{"".join(items)}</ol></section>'
+
+
+def _snippet_mark(found: re.Match[str], result: QueryResult) -> str:
+    """A ``[word]`` of a snippet as a ``<mark>`` if it holds a query word (the retriever's brackets), else
+    as it stands (brackets of the document's own text, such as a note's ``[1]``)."""
+    return f"<mark>{found[1]}</mark>" if result.marks(unescape(found[1])) else found[0]
 
 
 def _legend_html(pages: list[PageView], *, toc_boxes: bool) -> str:
