@@ -544,3 +544,28 @@ def test_brackets_of_the_document_are_not_marked_in_snippets(tmp_path: Path) -> 
     snippet = text.split('<div class="snippet">', 1)[1].split("</div>", 1)[0]
     assert "[Note 1]" in snippet and "[a]" in snippet and "[b]" in snippet
     assert "<mark>Note 1</mark>" not in snippet and "<mark>fees</mark>" in snippet
+
+
+def test_every_toc_entry_of_a_deep_tree_is_listed(tmp_path: Path) -> None:
+    from extract_thinker_pageindex import Document, Page, ParagraphNode, TocEntry, save_index
+
+    entries = [TocEntry(id="top", title="Top", target_page=0)]
+    entries += [  # a chain 20 deep under "top"
+        TocEntry(id=f"d{n}", parent_id="top" if n == 0 else f"d{n - 1}", title=f"Deep {n}", target_page=0)
+        for n in range(20)
+    ]
+    entries.append(TocEntry(id="last", title="Last", target_page=0))
+    page = Page(index=0, nodes=[ParagraphNode(id="p1", content="Some text.")])
+    document = Document(name="deep", extension="md", source_page_count=1, pages=[page], toc=entries)
+    save_index(document, tmp_path / "deep.pageindex")
+    text = view_index(tmp_path / "deep.pageindex").read_text(encoding="utf-8")
+    toc = text.split('<nav id="toc">', 1)[1].split("</nav>", 1)[0]
+    for entry in entries:
+        assert toc.count(f">{entry.title}</a>") == 1, entry.title
+    assert toc.index(">Deep 0<") < toc.index(">Deep 19<") < toc.index(">Last<")
+    assert toc.count("<ul>") == toc.count("</ul>") and toc.count("<li>") == toc.count("</li>") == len(entries)
+    depth = deepest = 0
+    for tag in toc.replace("</ul>", "\0-").replace("<ul>", "\0+").split("\0")[1:]:
+        depth += 1 if tag.startswith("+") else -1
+        deepest = max(deepest, depth)
+    assert deepest == 13

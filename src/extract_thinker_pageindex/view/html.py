@@ -54,39 +54,63 @@ def _box_attr(box: tuple[float, float, float, float] | None) -> str:
     return "" if box is None else ",".join(f"{value:g}" for value in box)
 
 
-def _toc_html(document: Document, pages: dict[int, PageView]) -> str:
+#: TOC entries deeper than this are shown at this depth (a deep or looping tree stays readable).
+_TOC_DEPTH = 12
+
+
+def _toc_order(document: Document) -> list[tuple[TocEntry, int]]:
+    """The TOC entries in tree order with their depths (capped): every entry once; one whose ``parent_id``
+    names no entry starts a tree of its own. Iterative, so no tree is too deep to show."""
     children: dict[str | None, list[TocEntry]] = {}
     known = {entry.id for entry in document.toc}
     for entry in document.toc:
-        parent = entry.parent_id if entry.parent_id in known else None
+        parent = entry.parent_id if entry.parent_id in known and entry.parent_id != entry.id else None
         children.setdefault(parent, []).append(entry)
+    order: list[tuple[TocEntry, int]] = []
+    seen: set[int] = set()
+    roots = children.get(None, []) + list(document.toc)  # any entry not reached (a loop) as a root
+    for root in roots:
+        stack = [(root, 0)]
+        while stack:
+            entry, depth = stack.pop()
+            if id(entry) in seen:
+                continue
+            seen.add(id(entry))
+            order.append((entry, min(depth, _TOC_DEPTH)))
+            stack.extend((child, depth + 1) for child in reversed(children.get(entry.id, [])))
+    return order
 
-    def entry_html(entry: TocEntry, depth: int) -> str:
+
+def _toc_html(document: Document, pages: dict[int, PageView]) -> str:
+    def entry_html(entry: TocEntry) -> str:
         title = escape(entry.title or "(untitled)")
         page = pages.get(entry.target_page) if entry.target_page is not None else None
         if page is None:
-            label = f'<span class="toc-missing" title="page not in the index">{title}</span>'
-        else:
-            box = None
-            if entry.bbox is not None and page.space is not None:
-                box = page.space.percent(entry.bbox)
-            number = page.index + 1
-            box_attr = f' data-box="{_box_attr(box)}"' if box is not None else ""
-            label = (
-                f'<a class="toc-link" href="#page-{number}" data-goto="{number}"{box_attr}>{title}</a>'
-                f'<span class="toc-page">{number}</span>'
-            )
-        below = children.get(entry.id, [])
-        nested = _list_html(below, depth + 1) if below and depth < 12 else ""
-        return f"<li>{label}{nested}</li>"
+            return f'<span class="toc-missing" title="page not in the index">{title}</span>'
+        box = None
+        if entry.bbox is not None and page.space is not None:
+            box = page.space.percent(entry.bbox)
+        number = page.index + 1
+        box_attr = f' data-box="{_box_attr(box)}"' if box is not None else ""
+        return (
+            f'<a class="toc-link" href="#page-{number}" data-goto="{number}"{box_attr}>{title}</a>'
+            f'<span class="toc-page">{number}</span>'
+        )
 
-    def _list_html(entries: list[TocEntry], depth: int) -> str:
-        return "<ul>" + "".join(entry_html(entry, depth) for entry in entries) + "</ul>"
-
-    top = children.get(None, [])
-    if not top:
+    order = _toc_order(document)
+    if not order:
         return '<p class="empty">This index has no table of contents.</p>'
-    return _list_html(top, 0)
+    parts: list[str] = []
+    depth = -1
+    for entry, level in order:
+        if level > depth:
+            parts.append("<ul><li>" * (level - depth))
+        else:
+            parts.append("</li></ul>" * (depth - level) + "</li><li>")
+        parts.append(entry_html(entry))
+        depth = level
+    parts.append("</li></ul>" * (depth + 1))
+    return "".join(parts)
 
 
 def _matches_html(result: QueryResult, pages: dict[int, PageView]) -> str:
