@@ -387,6 +387,8 @@ def test_view_errors(sample: Path, tmp_path: Path) -> None:
         view_index(moved)
     with pytest.raises(DocumentLoadError, match="does not exist"):
         view_index(moved, source=tmp_path / "nope.pdf")
+    with pytest.raises(DocumentLoadError, match="not a regular file"):
+        view_index(moved, source=tmp_path)
     other = tmp_path / "other.pdf"
     with pymupdf.open() as pdf:
         pdf.new_page()

@@ -48,6 +48,9 @@ def find_source(document: Document, index_root: Path, source: str | os.PathLike[
         for candidate in candidates:
             if candidate.is_file():
                 return candidate
+        for candidate in candidates:
+            if os.path.lexists(candidate):
+                raise DocumentLoadError(f"The source {str(candidate)!r} is not a regular file.")
         raise DocumentLoadError(
             f"The source file {str(source)!r} does not exist (looked in {str(base)!r} too)."
         )
