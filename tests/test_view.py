@@ -571,3 +571,45 @@ def test_every_toc_entry_of_a_deep_tree_is_listed(tmp_path: Path) -> None:
         depth += 1 if tag.startswith("+") else -1
         deepest = max(deepest, depth)
     assert deepest == 13
+
+
+@pytest.mark.parametrize("embed_images", [False, True])
+def test_a_vision_index_without_its_source_shows_its_text_and_saved_pictures(
+    tmp_path: Path, embed_images: bool
+) -> None:
+    """The vision strategy keeps no positions of text, only its pictures' crops: without the source the
+    view loses no box, so it shows the pages as text with those crops, and says why."""
+    import io
+
+    from PIL import Image
+
+    from extract_thinker_pageindex import Document, ImageNode, Page, ParagraphNode, save_index
+
+    crop = io.BytesIO()
+    Image.new("RGB", (40, 30), "red").save(crop, "PNG")
+    nodes = [
+        ParagraphNode(id="p1", content="Revenue grew by a <b>third</b>."),
+        ImageNode(
+            id="i1", kind="chart", bbox=(100, 100, 300, 250), description="bars", image_data=crop.getvalue()
+        ),
+    ]
+    document = Document(name="scan", extension="pdf", source_page_count=1, pages=[Page(index=0, nodes=nodes)])
+    save_index(document, tmp_path / "scan.pageindex")  # no scan.pdf anywhere
+
+    output = view_index(tmp_path / "scan.pageindex", embed_images=embed_images)
+    html = output.read_text(encoding="utf-8")
+    assert "Pages shown as text:" in html and "scan.pdf" in html
+    assert "Revenue grew by a &lt;b&gt;third&lt;/b&gt;." in html
+    if embed_images:
+        assert '<img class="crop" src="data:image/png;base64,' in html
+    else:
+        assert '<img class="crop" src="scan.view_files/i1.png"' in html
+        assert (tmp_path / "scan.view_files" / "i1.png").read_bytes() == crop.getvalue()
+
+
+def test_an_index_with_text_positions_still_needs_its_source(sample: Path, tmp_path: Path) -> None:
+    moved = tmp_path / "moved.pageindex"
+    shutil.copytree(sample, moved)
+    with pytest.raises(DocumentLoadError, match="--source"):
+        view_index(moved)
+    assert not list(tmp_path.glob("*.html"))

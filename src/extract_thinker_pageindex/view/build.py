@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidOptionError, OutputExistsError
+from ..errors import DocumentLoadError, InvalidOptionError, OutputExistsError
 
 if TYPE_CHECKING:
     from ..model import Document, Node
@@ -54,6 +54,8 @@ class ViewNode:
     text: str
     box: tuple[float, float, float, float] | None = None
     marks: list[tuple[int, int]] = field(default_factory=list)
+    #: The picture the index saved for an image or table node (its URL), shown on a page shown as text.
+    picture: str | None = None
 
     def data(self) -> dict[str, Any]:
         """The node as the page's script reads it (short keys: a 300-page filing has tens of thousands)."""
@@ -151,7 +153,17 @@ def view_index(
     root = _index_root(Path(index))
     target = Path(output) if output is not None else default_view_path(index)
     kind = source_kind(document)
-    source_path = find_source(document, root, source) if kind in ("pdf", "image") else None
+    source_path = None
+    missing_source: str | None = None
+    if kind in ("pdf", "image"):
+        try:
+            source_path = find_source(document, root, source)
+        except DocumentLoadError as exc:
+            # An index without positions of text (the vision strategy's) loses no boxes without its
+            # source: its pages are shown as text with the pictures it saved. Other indexes need it.
+            if source is not None or _has_text_boxes(document):
+                raise
+            missing_source = str(exc)
     _check_output(target, root, source_path or _recorded_source(document, root))
 
     # Staged beside the output, so publishing is a rename on one file system. Folders created for it are
@@ -173,8 +185,14 @@ def view_index(
                     _check_pages(document, pictures, source_path)
                     pages = _picture_pages(document, pictures, result, staging, target, embed_images)
             else:
-                pages = [_text_page(page.index, page.nodes, result) for page in document.pages]
-        html = render_html(document, pages, result, source_name=source_path.name if source_path else None)
+                pages = _text_pages(document, result, staging, target, embed_images)
+        html = render_html(
+            document,
+            pages,
+            result,
+            source_name=source_path.name if source_path else None,
+            missing_source=missing_source,
+        )
         (staging / "view.html").write_text(html, encoding="utf-8")
         _publish(staging, target)
         published = True
@@ -259,8 +277,6 @@ def _is_images_folder(folder: Path) -> bool:
 
 
 def _check_pages(document: Document, pictures: Pictures, source_path: Path) -> None:
-    from ..errors import DocumentLoadError
-
     expected = document.source_page_count
     last = max((page.index for page in document.pages), default=-1)
     if (expected is not None and expected != pictures.page_count) or last >= pictures.page_count:
@@ -381,8 +397,38 @@ def _page_view(
     return view
 
 
-def _text_page(index: int, nodes: list[Node], result: QueryResult | None) -> PageView:
-    return _page_view(index, nodes, None, result)
+def _has_text_boxes(document: Document) -> bool:
+    """Whether any text node (not a picture's or a table's crop) has a position on its page."""
+    return any(
+        getattr(node, "bbox", None) is not None and node.type not in ("image", "table")
+        for _, node in document.iter_nodes()
+    )
+
+
+def _text_pages(
+    document: Document, result: QueryResult | None, staging: Path, target: Path, embed_images: bool
+) -> list[PageView]:
+    """Pages shown as text blocks, with the pictures the index saved for its image and table nodes."""
+    import base64
+
+    folder = staging / "files"
+    pages = []
+    for page in document.pages:
+        view = _page_view(page.index, page.nodes, None, result)
+        by_id = {node.id: node for node in page.nodes}
+        for shown in view.nodes:
+            data = getattr(by_id.get(shown.id), "image_data", None)
+            if not data:
+                continue
+            if embed_images:
+                shown.picture = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+            else:
+                folder.mkdir(exist_ok=True)
+                name = f"{shown.id}.png"  # node ids are safe file names (the model checks them)
+                (folder / name).write_bytes(data)
+                shown.picture = f"{_url_path(images_folder(target).name)}/{name}"
+        pages.append(view)
+    return pages
 
 
 def _publish(staging: Path, target: Path) -> None:

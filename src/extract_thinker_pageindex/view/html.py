@@ -177,7 +177,13 @@ def _page_html(k: int, page: PageView) -> str:
             label = node.type.replace("_", " ") + (f" {escape(node.label)}" if node.label else "")
             blocks.append(
                 f'<div class="block t-{node.type}" data-j="{j}"><span class="tag">{label}</span>'
-                f'<div class="text">{marked_html(node.text, node.marks)}</div></div>'
+                f'<div class="text">{marked_html(node.text, node.marks)}</div>'
+                + (
+                    f'<img class="crop" src="{escape(node.picture)}" loading="lazy" alt="{label}">'
+                    if node.picture is not None
+                    else ""
+                )
+                + "</div>"
             )
         if not blocks:
             blocks.append('<p class="empty">No text on this page.</p>')
@@ -188,7 +194,12 @@ def _page_html(k: int, page: PageView) -> str:
 
 
 def render_html(
-    document: Document, pages: list[PageView], result: QueryResult | None, *, source_name: str | None
+    document: Document,
+    pages: list[PageView],
+    result: QueryResult | None,
+    *,
+    source_name: str | None,
+    missing_source: str | None = None,
 ) -> str:
     """The whole view as one HTML string.
 
@@ -197,6 +208,7 @@ def render_html(
         pages: Its pages as the view shows them, in order.
         result: The query's matches, if a query was given.
         source_name: The file the pictures were drawn from, if any.
+        missing_source: Why the source could not be drawn from (pages then shown as text), if so.
     """
     by_index = {page.index: page for page in pages}
     title = document.title or document.name
@@ -209,6 +221,7 @@ def render_html(
     data = {"pages": [_page_data(page) for page in pages]}
     side = [
         f'<header><h1>{escape(title)}</h1><p class="meta">{escape(" · ".join(facts))}</p></header>',
+        f'<p class="missing">Pages shown as text: {escape(missing_source)}</p>' if missing_source else "",
         _matches_html(result, by_index) if result is not None else "",
         _legend_html(pages, toc_boxes=any(entry.bbox is not None for entry in document.toc)),
         f'<nav id="toc"><h2>Contents</h2>{_toc_html(document, by_index)}</nav>',
