@@ -97,13 +97,15 @@ class RetrieverMaker:
 
     def __init__(self, backend: str, request: pytest.FixtureRequest) -> None:
         self.backend = backend
-        self._request = request
         self._opened: list = []
         self._schemas: set[str] = set()
+        # The server first: without the [postgres] extra or a server, the test skips here, at setup.
+        self._dsn = request.getfixturevalue("postgres_dsn") if backend == "postgres" else None
 
     @property
     def dsn(self) -> str:
-        return self._request.getfixturevalue("postgres_dsn")
+        assert self._dsn is not None, "the SQLite backend has no connection string"
+        return self._dsn
 
     def fresh_schema(self) -> str:
         import uuid
@@ -135,7 +137,7 @@ class RetrieverMaker:
     def cleanup(self) -> None:
         for opened in self._opened:
             opened.close()
-        if self._schemas:
+        if self._schemas and self._dsn is not None:
             import psycopg
             from psycopg import sql
 
