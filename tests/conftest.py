@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -60,19 +61,23 @@ def make_pdf(tmp_path: Path):
 BACKENDS = ("sqlite", "postgres")
 
 
+def unavailable(variable: str, reason: str) -> NoReturn:
+    """Skip for lack of ``reason``; fail instead where ``variable`` is ``1`` (CI: the test must run)."""
+    if os.environ.get(variable) == "1":
+        pytest.fail(f"{variable}=1 but {reason}")
+    pytest.skip(reason)
+
+
 @pytest.fixture(scope="session")
 def postgres_dsn():
     """A real PostgreSQL server: ``PAGEINDEX_TEST_POSTGRES_DSN``, or one started from the machine's binaries
     for the session. Skips when psycopg (the ``[postgres]`` extra) or the binaries are missing, unless
     ``PAGEINDEX_REQUIRE_POSTGRES=1`` (CI), where that fails."""
-    required = os.environ.get("PAGEINDEX_REQUIRE_POSTGRES") == "1"
     try:
         import psycopg  # noqa: F401
         import psycopg_pool  # noqa: F401
     except ImportError:
-        if required:
-            pytest.fail("PAGEINDEX_REQUIRE_POSTGRES=1 but psycopg/psycopg_pool are not installed")
-        pytest.skip("the [postgres] extra (psycopg, psycopg_pool) is not installed")
+        unavailable("PAGEINDEX_REQUIRE_POSTGRES", "the [postgres] extra (psycopg, psycopg_pool) is missing")
     given = os.environ.get("PAGEINDEX_TEST_POSTGRES_DSN")
     if given:
         yield given
@@ -81,9 +86,7 @@ def postgres_dsn():
 
     binaries = find_binaries()
     if binaries is None:
-        if required:
-            pytest.fail("PAGEINDEX_REQUIRE_POSTGRES=1 but no PostgreSQL binaries (initdb, pg_ctl) were found")
-        pytest.skip("no PostgreSQL server binaries (initdb, pg_ctl) on this machine")
+        unavailable("PAGEINDEX_REQUIRE_POSTGRES", "no PostgreSQL binaries (initdb, pg_ctl) on this machine")
     server = PostgresServer(binaries).start()
     try:
         yield server.dsn
@@ -176,28 +179,21 @@ def browser():
     where that fails."""
     import shutil
 
-    required = os.environ.get("PAGEINDEX_REQUIRE_BROWSER") == "1"
     try:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
     except ImportError:
-        if required:
-            pytest.fail("PAGEINDEX_REQUIRE_BROWSER=1 but playwright is not installed")
-        pytest.skip("playwright (the [dev] extra) is not installed")
+        unavailable("PAGEINDEX_REQUIRE_BROWSER", "playwright (the [dev] extra) is not installed")
     executable = os.environ.get("PAGEINDEX_CHROMIUM") or next(
         filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None
     )
     if executable is None:
-        if required:
-            pytest.fail("PAGEINDEX_REQUIRE_BROWSER=1 but no Chromium (chromium, chromium-browser) was found")
-        pytest.skip("no Chromium on this machine")
+        unavailable("PAGEINDEX_REQUIRE_BROWSER", "no Chromium (chromium, chromium-browser) on this machine")
     with sync_playwright() as playwright:
         try:
             launched = playwright.chromium.launch(executable_path=executable, headless=True)
         except PlaywrightError as exc:
-            if required:
-                pytest.fail(f"PAGEINDEX_REQUIRE_BROWSER=1 but Chromium ({executable}) did not start: {exc}")
-            pytest.skip(f"Chromium ({executable}) did not start: {exc}")
+            unavailable("PAGEINDEX_REQUIRE_BROWSER", f"Chromium ({executable}) did not start: {exc}")
         try:
             yield launched
         finally:

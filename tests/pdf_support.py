@@ -1,6 +1,9 @@
-"""PDFs written by hand, byte by byte, for page trees that PyMuPDF refuses to write (test support)."""
+"""Test support for PDFs: PDFs written by hand, byte by byte, for page trees that PyMuPDF refuses to
+write; sample prose and columns; a page given other coordinates than its media box."""
 
 from __future__ import annotations
+
+from typing import Any
 
 
 def raw_pdf(objects: list[str]) -> bytes:
@@ -47,3 +50,14 @@ RIGHT_COLUMN = (
     "Southern offices launched three products and trained their partners to sell them. "
     "Hiring in the south slowed after the summer as planned."
 )
+
+
+def shift_page(page: Any, change: str) -> None:
+    """Give a page other coordinates than its media box's: a crop box (``"crop"``) or a quarter turn
+    (``"rotate"``). Node boxes stay in the page's own coordinates either way."""
+    import pymupdf
+
+    if change == "crop":
+        page.set_cropbox(pymupdf.Rect(40, 60, 560, 700))
+    else:
+        page.set_rotation(90)

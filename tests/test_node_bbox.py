@@ -34,7 +34,7 @@ from extract_thinker_pageindex import (
     load_index,
 )
 from extract_thinker_pageindex.model import AnswerParagraphNode, PageAnswer, document_node
-from pdf_support import LEFT_COLUMN, RIGHT_COLUMN, prose
+from pdf_support import LEFT_COLUMN, RIGHT_COLUMN, prose, shift_page
 
 TEXT_NODES = (HeadingNode, ParagraphNode, ListItemNode, HeaderNode, FooterNode)
 LEFT = 72.0
@@ -278,10 +278,7 @@ def test_boxes_use_the_page_own_coordinates(tmp_path: Path, change: str) -> None
     page = document.new_page()
     y = _line(page, 150, "Results of the Year", x=90, size=16, font="hebo")
     _paragraph(page, y + 10, prose(0, 4), x=90, width=80)
-    if change == "crop":
-        page.set_cropbox(pymupdf.Rect(40, 60, 560, 700))
-    else:
-        page.set_rotation(90)
+    shift_page(page, change)
     path = tmp_path / f"{change}.pdf"
     document.save(path)
 

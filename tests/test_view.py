@@ -24,6 +24,7 @@ from extract_thinker_pageindex import (
 )
 from extract_thinker_pageindex.cli import main
 from extract_thinker_pageindex.view import default_view_path, images_folder
+from pdf_support import shift_page
 
 SAMPLE_PDF = Path(__file__).resolve().parents[1] / "examples" / "data" / "service-agreement.pdf"
 SAMPLE_MD = SAMPLE_PDF.with_suffix(".md")
@@ -309,10 +310,7 @@ def test_boxes_follow_rotated_and_cropped_pages(browser: Any, tmp_path: Path, ch
         rect = pymupdf.Rect(90, y, 500, y + 120)
         page.insert_textbox(rect, text, fontsize=10, fontname="tiro")
         y += 140
-    if change == "crop":
-        page.set_cropbox(pymupdf.Rect(40, 60, 560, 700))
-    else:
-        page.set_rotation(90)
+    shift_page(page, change)
     path = tmp_path / f"{change}.pdf"
     pdf.save(path)
     pdf.close()
