@@ -435,20 +435,6 @@ def _run_search(args: argparse.Namespace) -> int:
 
 def _run_view(args: argparse.Namespace) -> int:
     from .errors import InvalidOptionError
-    from .retrieval.sqlite import require_query_words
-
-    if args.max_pages < 1:
-        _error("--max-pages must be at least 1")
-        return EXIT_USAGE
-    if not 1 <= args.dpi <= 600:
-        _error("--dpi must be from 1 to 600")
-        return EXIT_USAGE
-    if args.query is not None:
-        try:
-            require_query_words(args.query)
-        except InvalidOptionError as exc:
-            _error(str(exc))
-            return EXIT_USAGE
     from .view import images_folder, view_index
 
     try:
@@ -462,6 +448,9 @@ def _run_view(args: argparse.Namespace) -> int:
             dpi=args.dpi,
             password=args.password,
         )
+    except InvalidOptionError as exc:  # view_index checks its options before it reads anything
+        _error(str(exc))
+        return EXIT_USAGE
     except Exception as exc:
         _report_failure(None, exc, debug=args.debug)  # the messages name the index or the source
         return EXIT_FAILED
