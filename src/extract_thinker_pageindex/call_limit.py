@@ -132,6 +132,7 @@ def model_spec(model: Any, *, portable: bool) -> ModelSpec:
         return ModelSpec(model)
     if isinstance(model, ModelClient):
         settings = {name: getattr(model, name) for name in _SETTINGS}
+        settings["structured_output"] = model.structured_output_option  # each worker finds its own path
         if model.sleep is not time.sleep:
             settings["sleep"] = model.sleep
         router = getattr(model.llm, "router", None)

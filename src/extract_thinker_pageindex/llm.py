@@ -14,17 +14,19 @@ server).
 from __future__ import annotations
 
 import base64
+import json
 import random
 import re
 import threading
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import InvalidOptionError, LLMExtractionError
+from .errors import InvalidOptionError, LLMExtractionError, PageIndexWarning
 from .pdf import DEFAULT_IMAGE_LIMITS, ImageLimits
 
 __all__ = ["IMAGE_LIMITS", "ImageLimits", "ModelClient", "Usage", "as_model_client", "image_part"]
@@ -131,8 +133,13 @@ class ModelClient:
         bbox_scale: ``"pixels"`` or ``"normalized"`` (0-1000); by default from the model family.
         structured_output: Send the answer schema as the provider's structured output
             (``response_format`` with a JSON schema) rather than in the prompt. ``None`` (the default): where
-            litellm reports that the model supports it. ``True`` / ``False`` force one path.
+            litellm reports that the model supports it, falling back to the prompt for good if the provider
+            refuses it. ``True`` / ``False`` force one path.
         sleep: The sleep function (tests pass one that records instead of waiting).
+
+    Requests ask for ``temperature=0``. A model that refuses it (OpenAI's o-series and reasoning gpt-5
+    models, in litellm or at the provider) is asked without it from then on, with one
+    :class:`~.errors.PageIndexWarning`; so is a provider that refuses an automatic ``response_format``.
 
     One client may be shared by threads; usage is accumulated across them.
     """
@@ -200,9 +207,13 @@ class ModelClient:
         if image_limits is not None and not isinstance(image_limits, ImageLimits):
             raise InvalidOptionError(f"image_limits must be an ImageLimits; got {image_limits!r}.")
         self.image_limits = image_limits or IMAGE_LIMITS.get(self.family, DEFAULT_IMAGE_LIMITS)
+        #: What was asked for (``None``: automatic); ``structured_output`` is the path now taken.
+        self.structured_output_option = structured_output
         self.structured_output = (
             supports_response_schema(self.model) if structured_output is None else structured_output
         )
+        self.send_temperature = True  # until the model refuses temperature=0
+        self._refusals = threading.Lock()  # page threads may meet the same refusal at once: one warning
         family = self.model.lower().rsplit("/", 1)[-1]
         self.bbox_scale = bbox_scale or (
             "normalized" if family.startswith(NORMALISED_BBOX_FAMILIES) else "pixels"
@@ -256,14 +267,47 @@ class ModelClient:
 
         router = getattr(self.llm, "router", None)
         completion = router.completion if router is not None else litellm.completion
+        if self.send_temperature:
+            extra = {"temperature": 0, **extra}
         return completion(
             model=self.model,
             messages=messages,
             timeout=timeout,
-            temperature=0,
             num_retries=0,  # HTTP-level retries are this client's, with backoff
             **extra,
         )
+
+    def _arguments(
+        self, messages: Sequence[dict[str, Any]], response_model: type[BaseModel], max_tokens: int | None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        conversation, extra = self.request(messages, response_model)
+        if self.api_base:
+            extra["api_base"] = self.api_base
+        if self.api_key:
+            extra["api_key"] = self.api_key
+        if max_tokens:
+            extra["max_tokens"] = max_tokens
+        return conversation, extra
+
+    def _give_up(self, parameter: str, exc: BaseException, what: str) -> None:
+        """Stop sending ``parameter``, which the model refused, and say so once; or raise when it was asked
+        for explicitly (``structured_output=True``)."""
+        if parameter == "response_format" and self.structured_output_option:
+            raise LLMExtractionError(
+                f"The model could not extract {what}: the provider refused structured output "
+                f"(response_format), which structured_output=True asks for; pass structured_output=None "
+                f"or False to send the schema in the prompt. {type(exc).__name__}: {exc}"
+            ) from exc
+        attribute, consequence = {
+            "temperature": ("send_temperature", "its answers are sampled at the model's default temperature"),
+            "response_format": ("structured_output", "the answer schema now goes in the prompt"),
+        }[parameter]
+        with self._refusals:
+            first = getattr(self, attribute)
+            setattr(self, attribute, False)
+        if first:
+            refused = "temperature=0" if parameter == "temperature" else "structured output (response_format)"
+            warnings.warn(f"{self.model} refused {refused}; {consequence}.", PageIndexWarning, stacklevel=4)
 
     def ask(
         self,
@@ -287,13 +331,7 @@ class ModelClient:
             LLMExtractionError: every attempt failed, the answer stayed invalid, or the error cannot be
                 retried (authentication, a bad request); the message says which and why.
         """
-        conversation, extra = self.request(messages, response_model)
-        if self.api_base:
-            extra["api_base"] = self.api_base
-        if self.api_key:
-            extra["api_key"] = self.api_key
-        if max_tokens:
-            extra["max_tokens"] = max_tokens
+        conversation, extra = self._arguments(messages, response_model, max_tokens)
         reason = "no attempt was made"
         attempt = 0  # calls that failed in transport (429, 5xx, timeouts)
         answers = 0  # answers received that did not validate
@@ -308,9 +346,20 @@ class ModelClient:
             timeout = self.timeout
             if deadline is not None:
                 timeout = max(1.0, min(timeout, deadline - time.monotonic()))
+            sent = ["temperature"] if self.send_temperature else []
+            if "response_format" in extra:
+                sent.append("response_format")
             try:
                 response = self._complete(conversation, timeout, extra)
             except Exception as exc:
+                refused, before_sending = _refused_parameter(exc, sent)
+                if refused is not None:
+                    if not before_sending:
+                        self.usage.add(calls=1)
+                    self._give_up(refused, exc, what)
+                    if refused == "response_format":
+                        conversation, extra = self._arguments(messages, response_model, max_tokens)
+                    continue  # asked again at once, without it: no attempt is spent
                 self.usage.add(calls=1)
                 attempt += 1
                 kind, retry_after, reason = _classify(exc)
@@ -364,15 +413,45 @@ def _answer_text(response: Any) -> tuple[str, str | None]:
     return (content if isinstance(content, str) else ""), getattr(choices[0], "finish_reason", None)
 
 
+def _refused_parameter(exc: BaseException, sent: Sequence[str]) -> tuple[str | None, bool]:
+    """Which of the optional parameters ``sent`` the model refused, if that is what ``exc`` says, and
+    whether litellm refused it before sending anything.
+
+    litellm refuses some parameters itself (``UnsupportedParamsError``: temperature=0 for OpenAI's reasoning
+    models); a provider answers 400 or 422 with a message naming the parameter.
+    """
+    import litellm
+
+    for item in _chain(exc):
+        before_sending = isinstance(item, litellm.UnsupportedParamsError)
+        refusal = before_sending or isinstance(item, litellm.BadRequestError)
+        if not refusal and getattr(item, "status_code", None) not in (400, 422):
+            continue
+        message = str(item).lower()
+        for name in sent:
+            if name in message or (name == "response_format" and "json_schema" in message):
+                return name, before_sending
+    return None, False
+
+
 def _json_text(text: str) -> str:
-    """The JSON object in an answer: the whole text, or the part inside a ```json fence or between the first
-    "{" and the last "}" (models wrap JSON in prose and fences)."""
+    """The JSON object in an answer: the first complete object inside a ```json fence, else the one that
+    starts at the answer's first "{" (models wrap JSON in prose and fences, and some add prose after it).
+    When neither decodes, the text from the first "{" to the last "}", so that validation names what is
+    wrong (objects nested inside a broken one are never taken for the answer)."""
     stripped = text.strip()
-    if stripped.startswith("{"):
-        return stripped
-    fence = re.search(r"```(?:json)?\s*(\{.*\})\s*```", stripped, re.DOTALL)
-    if fence is not None:
-        return fence.group(1)
+    decoder = json.JSONDecoder()
+    starts = [match.start(1) for match in re.finditer(r"```(?:json)?\s*(\{)", stripped)]
+    starts.append(stripped.find("{"))
+    for start in starts:
+        if start < 0:
+            continue
+        try:
+            value, end = decoder.raw_decode(stripped, start)
+        except ValueError:
+            continue
+        if isinstance(value, dict):
+            return stripped[start:end]
     start, end = stripped.find("{"), stripped.rfind("}")
     return stripped[start : end + 1] if 0 <= start < end else stripped
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import threading
 from typing import Any
 
@@ -159,6 +160,10 @@ def family_of(model: str) -> str:
     """The provider family of a litellm model name: "openai", "anthropic", "gemini", "qwen" or "other"."""
     name = model.lower()
     base = name.rsplit("/", 1)[-1]
+    base = base.removeprefix("ft:")  # fine-tuned OpenAI models: ft:gpt-4o-mini-2024-07-18:org::id
+    # Bedrock names carry the maker and, for cross-region inference profiles, a region:
+    # bedrock/us.anthropic.claude-3-5-sonnet-..., bedrock/converse/anthropic.claude-...
+    base = re.sub(r"^(?:(?:us|eu|apac|us-gov|global)\.)?(?:anthropic\.)", "", base)
     if name.startswith(("anthropic/", "bedrock/anthropic", "vertex_ai/claude")) or base.startswith("claude"):
         return "anthropic"
     if name.startswith(("gemini/", "vertex_ai/gemini")) or base.startswith("gemini"):
