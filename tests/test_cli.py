@@ -223,6 +223,29 @@ def test_index_refuses_to_replace_a_directory_that_is_not_an_index(lease: Path, 
     assert sorted(p.name for p in occupied.iterdir()) == ["draft.txt"]
 
 
+def test_an_encrypted_pdf_needs_password_on_the_command_line(tmp_path: Path, capsys):
+    import pymupdf
+
+    locked = tmp_path / "locked.pdf"
+    document = pymupdf.open()
+    document.new_page().insert_text((72, 72), "Salaries of the board, strictly confidential.", fontsize=11)
+    document.save(locked, encryption=pymupdf.PDF_ENCRYPT_AES_256, user_pw="user-secret", owner_pw="owner")
+
+    assert main(["index", str(locked)]) == 1
+    err = capsys.readouterr().err
+    assert "is encrypted" in err and "--password" in err  # the option this front end takes
+    assert not (tmp_path / "locked.pageindex").exists()
+
+    assert main(["index", str(locked), "--password", "user-secret"]) == 0
+    capsys.readouterr()
+    assert "Salaries of the board" in load_index(tmp_path / "locked.pageindex").pages[0].nodes[0].content
+
+    assert main(["search", str(locked), "-q", "board salaries", "--password", "user-secret"]) == 0
+    assert "[Salaries] of the [board]" in capsys.readouterr().out
+    assert main(["index", str(locked), "--password", "wrong"]) == 1
+    assert "password" in capsys.readouterr().err
+
+
 def test_index_with_parallel_zero_is_a_usage_error(lease: Path, capsys):
     assert main(["index", str(lease), "--parallel", "0"]) == 2
     assert "--parallel" in capsys.readouterr().err

@@ -332,7 +332,7 @@ BAD_DOCUMENTS = {
         warning="damaged; MuPDF repaired it",
     ),
     "encrypted-without-password": BadDocument(
-        write_encrypted, DocumentLoadError, "is encrypted; pass password="
+        write_encrypted, DocumentLoadError, "is encrypted; pass its password"
     ),
     "encrypted-wrong-password": BadDocument(
         write_encrypted, DocumentLoadError, "password for .* is wrong", {"password": "guess"}

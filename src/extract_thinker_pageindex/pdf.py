@@ -133,7 +133,10 @@ def open_pdf(
                     raise DocumentLoadError(f"{name} is not a PDF (it reads as {kind}).")
                 if document.needs_pass:
                     if password is None:
-                        raise DocumentLoadError(f"{name} is encrypted; pass password= to open it.")
+                        raise DocumentLoadError(
+                            f"{name} is encrypted; pass its password (password= in Python, --password on "
+                            "the command line) to open it."
+                        )
                     if not document.authenticate(password):
                         raise DocumentLoadError(f"The password for {name} is wrong.")
                 if document.page_count == 0:
