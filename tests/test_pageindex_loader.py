@@ -83,6 +83,35 @@ def test_the_second_load_comes_from_the_cache(tmp_path: Path, llm_server) -> Non
     assert loader.last_from_cache is True and len(answers) == 2
 
 
+def test_client_settings_that_change_answers_are_another_cache_entry(tmp_path: Path, llm_server) -> None:
+    from extract_thinker_pageindex.llm import ImageLimits, ModelClient
+
+    llm_server.default = lambda body: Reply(
+        200, completion_body(json.dumps({"nodes": [{"type": "paragraph", "id": "a", "content": "Text."}]}))
+    )
+    document = pymupdf.open()
+    document.new_page()
+    document.set_metadata({"title": "Scan"})
+    path = tmp_path / "scan.pdf"
+    document.save(path)
+
+    def load(model) -> bool:
+        loader = DocumentLoaderPageIndex(cache_dir=tmp_path / "cache", model=model, abstract=False)
+        loader.load(str(path))
+        return loader.last_from_cache
+
+    assert load("openai/test") is False
+    # A client with the name's own settings is the same model: the same entry.
+    assert load(ModelClient("openai/test", timeout=30, attempts=2)) is True
+    # Smaller page pictures, other box coordinates, a forced schema path: other answers, other entries.
+    smaller = ImageLimits(max_side=800, max_pixels=500_000)
+    assert load(ModelClient("openai/test", image_limits=smaller)) is False
+    assert load(ModelClient("openai/test", bbox_scale="normalized")) is False
+    assert load(ModelClient("openai/test", structured_output=True)) is False
+    assert load(ModelClient("openai/test", structured_output=True)) is True
+    assert len(list((tmp_path / "cache").glob("*.pageindex"))) == 4
+
+
 def test_a_damaged_cache_entry_is_rebuilt(tmp_path: Path) -> None:
     loader = DocumentLoaderPageIndex(cache_dir=tmp_path)
     loader.load(str(SAMPLE / "service-agreement.md"))

@@ -17,16 +17,33 @@ __all__ = ["NOT_IN_KEY", "build_settings", "cache_key", "options_key"]
 NOT_IN_KEY = frozenset({"progress", "parallel", "password", "on_page_error", "doc_name"})
 
 
-def _model_name(model: Any) -> str | None:
+def _model_key(model: Any) -> str | dict[str, Any] | None:
+    """A model by name; with the settings of a ``ModelClient`` that change what it answers (the page
+    pixels, the box coordinates, a forced structured-output path) when they differ from the name's own."""
     if model is None:
         return None
-    return str(getattr(model, "model", model))
+    name = str(getattr(model, "model", model))
+    if isinstance(model, str):
+        return name
+    from .llm import default_bbox_scale, default_image_limits
+
+    changed: dict[str, Any] = {}
+    limits = getattr(model, "image_limits", None)
+    if limits is not None and limits != default_image_limits(name):
+        changed["image_limits"] = repr(limits)
+    scale = getattr(model, "bbox_scale", None)
+    if scale is not None and scale != default_bbox_scale(name):
+        changed["bbox_scale"] = scale
+    if getattr(model, "structured_output_option", None) is not None:
+        changed["structured_output"] = model.structured_output_option
+    return {"name": name, **changed} if changed else name
 
 
 def build_settings(options: Mapping[str, Any], content_type: str | None) -> dict[str, Any]:
-    """The build options that change an index, with the model by name, the source kind and the versions."""
+    """The build options that change an index, with the model by name (and the client settings that
+    change its answers), the source kind and the versions."""
     settings = {
-        key: (_model_name(value) if key == "model" else value)
+        key: (_model_key(value) if key == "model" else value)
         for key, value in sorted(options.items())
         if key not in NOT_IN_KEY
     }

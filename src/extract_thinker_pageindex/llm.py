@@ -67,6 +67,18 @@ class Usage:
         return {"calls": self.calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
 
 
+def default_bbox_scale(model: str) -> str:
+    """The coordinates a model answers boxes in, by its name: "normalized" (0-1000) or "pixels"."""
+    return "normalized" if model.lower().rsplit("/", 1)[-1].startswith(NORMALISED_BBOX_FAMILIES) else "pixels"
+
+
+def default_image_limits(model: str) -> ImageLimits:
+    """The page image a model of this name sees (its family's :data:`IMAGE_LIMITS`)."""
+    from .prompting import family_of
+
+    return IMAGE_LIMITS.get(family_of(model), DEFAULT_IMAGE_LIMITS)
+
+
 def image_part(png: bytes) -> dict[str, Any]:
     """An OpenAI-style message part holding a PNG as a data URL."""
     return {
@@ -206,7 +218,7 @@ class ModelClient:
         self.family = family_of(self.model)
         if image_limits is not None and not isinstance(image_limits, ImageLimits):
             raise InvalidOptionError(f"image_limits must be an ImageLimits; got {image_limits!r}.")
-        self.image_limits = image_limits or IMAGE_LIMITS.get(self.family, DEFAULT_IMAGE_LIMITS)
+        self.image_limits = image_limits or default_image_limits(self.model)
         #: What was asked for (``None``: automatic); ``structured_output`` is the path now taken.
         self.structured_output_option = structured_output
         self.structured_output = (
@@ -214,10 +226,7 @@ class ModelClient:
         )
         self.send_temperature = True  # until the model refuses temperature=0
         self._refusals = threading.Lock()  # page threads may meet the same refusal at once: one warning
-        family = self.model.lower().rsplit("/", 1)[-1]
-        self.bbox_scale = bbox_scale or (
-            "normalized" if family.startswith(NORMALISED_BBOX_FAMILIES) else "pixels"
-        )
+        self.bbox_scale = bbox_scale or default_bbox_scale(self.model)
         self._quiet()
 
     @staticmethod
