@@ -112,6 +112,18 @@ def test_a_refusal_that_names_no_optional_parameter_stays_an_error(llm_server) -
     assert model_client.send_temperature is True
 
 
+def test_an_error_that_quotes_the_request_is_no_refusal(llm_server) -> None:
+    # A server that echoes the request body names temperature and response_format without refusing them.
+    llm_server.push(
+        refusal('Could not read the image in {"temperature": 0, "response_format": {"type": "json_schema"}}')
+    )
+    model_client = client("openai/gpt-4o")
+    with pytest.raises(LLMExtractionError, match="Could not read the image"):
+        model_client.ask(PAGE, PageAnswer, what="page 1")
+    assert len(llm_server.requests) == 1
+    assert model_client.send_temperature is True and model_client.structured_output is True
+
+
 # -- structured output ------------------------------------------------------------------------------------
 
 
@@ -164,17 +176,29 @@ def test_workers_get_the_structured_output_option_not_the_path_taken() -> None:
     "content",
     [
         json.dumps(NODES) + "\n\nThat is the page. Ask me {anything} else.",
-        "Here it is:\n```json\n" + json.dumps(NODES) + '\n```\nand again:\n```json\n{"nodes": []}\n```',
         "Sure! " + json.dumps(NODES) + " Done.",
+        "An empty page would be {}. This one:\n```json\n" + json.dumps(NODES) + "\n```",
+        "```json\n" + json.dumps(NODES) + '\n```\nand my notes:\n```json\n{"note": "no tables"}\n```',
     ],
-    ids=["prose-after", "two-fences", "prose-around"],
+    ids=["prose-after", "prose-around", "example-before", "notes-after"],
 )
-def test_the_first_json_object_of_an_answer_is_taken(llm_server, content: str) -> None:
+def test_the_one_answer_object_of_an_answer_is_taken(llm_server, content: str) -> None:
     llm_server.reply_text(content)
     model_client = client("openai/test-vision")
     answer = model_client.ask(PAGE, PageAnswer, what="page 1")
     assert [node.content for node in answer.nodes if isinstance(node, ParagraphNode)] == ["Read."]
     assert len(llm_server.requests) == 1  # no repair was needed
+
+
+def test_two_answer_objects_are_repaired_not_guessed(llm_server) -> None:
+    # The first object is an example that would validate as an empty page: taking it would lose the page.
+    llm_server.reply_text('I return an object like {"nodes": []} for each page.\n' + json.dumps(NODES))
+    llm_server.reply_json(NODES)
+    model_client = client("openai/test-vision")
+    answer = model_client.ask(PAGE, PageAnswer, what="page 1")
+    assert len(answer.nodes) == 1
+    assert len(llm_server.requests) == 2
+    assert "Correct your JSON" in llm_server.requests[1]["messages"][-1]["content"]
 
 
 def test_a_broken_answer_is_repaired_on_its_own_error_not_on_an_object_inside_it(llm_server) -> None:
@@ -185,3 +209,11 @@ def test_a_broken_answer_is_repaired_on_its_own_error_not_on_an_object_inside_it
     repair = llm_server.requests[1]["messages"][-1]["content"]
     assert "Correct your JSON" in repair
     assert "json" in repair.lower() and "nodes: Field required" not in repair
+
+
+def test_an_answer_nested_past_the_decoder_is_an_extraction_error(llm_server) -> None:
+    llm_server.default = lambda body: Reply(200, completion_body('{"nodes": ' + "[" * 3000))
+    model_client = client("openai/test-vision", repairs=1)
+    with pytest.raises(LLMExtractionError, match="did not match the expected schema"):
+        model_client.ask(PAGE, PageAnswer, what="page 1")
+    assert len(llm_server.requests) == 2

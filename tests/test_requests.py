@@ -186,6 +186,8 @@ def test_anthropic_requests_mark_the_prefix_for_prompt_caching() -> None:
         ("bedrock/us.anthropic.claude-3-5-sonnet-20241022-v2:0", "anthropic"),
         ("bedrock/converse/anthropic.claude-3-haiku-20240307-v1:0", "anthropic"),
         ("bedrock/eu.anthropic.claude-3-7-sonnet-20250219-v1:0", "anthropic"),
+        ("bedrock/jp.anthropic.claude-sonnet-4-5-20250929-v1:0", "anthropic"),
+        ("bedrock/us-gov.anthropic.claude-3-5-sonnet-20240620-v1:0", "anthropic"),
         ("bedrock/us.meta.llama3-2-90b-instruct-v1:0", "other"),
         ("ft:gpt-4o-mini-2024-07-18:acme::9abc", "openai"),
         ("openai/ft:gpt-4o-2024-08-06:acme::9abc", "openai"),

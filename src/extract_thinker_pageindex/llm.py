@@ -16,7 +16,6 @@ from __future__ import annotations
 import base64
 import json
 import random
-import re
 import threading
 import time
 import warnings
@@ -397,7 +396,7 @@ class ModelClient:
                     "token limit."
                 )
             try:
-                return response_model.model_validate_json(_json_text(text))
+                return response_model.model_validate_json(_json_text(text, set(response_model.model_fields)))
             except (ValidationError, ValueError) as exc:
                 answers += 1
                 reason = "the answer did not match the expected schema"
@@ -422,45 +421,78 @@ def _answer_text(response: Any) -> tuple[str, str | None]:
     return (content if isinstance(content, str) else ""), getattr(choices[0], "finish_reason", None)
 
 
+# Words with which providers refuse a parameter ("Unsupported value: 'temperature' does not support 0",
+# "'response_format' of type 'json_schema' is not supported with this model", "Extra inputs are not
+# permitted"), for errors that do not name the parameter in a field of their own.
+_REFUSAL_WORDS = ("unsupported", "not support", "only the default", "not allowed", "not permitted",
+                  "invalid parameter", "unrecognized", "unknown parameter", "not available")  # fmt: skip
+
+
 def _refused_parameter(exc: BaseException, sent: Sequence[str]) -> tuple[str | None, bool]:
     """Which of the optional parameters ``sent`` the model refused, if that is what ``exc`` says, and
     whether litellm refused it before sending anything.
 
     litellm refuses some parameters itself (``UnsupportedParamsError``: temperature=0 for OpenAI's reasoning
-    models); a provider answers 400 or 422 with a message naming the parameter.
+    models). A provider answers 400 or 422: OpenAI and Azure name the parameter in the error's ``param``;
+    otherwise the message must name it and say it is refused. Errors about the context, the content or an
+    image are never refusals, whatever they quote.
     """
     import litellm
 
     for item in _chain(exc):
+        if isinstance(
+            item,
+            (
+                litellm.ContextWindowExceededError,
+                litellm.ContentPolicyViolationError,
+                litellm.ImageFetchError,
+            ),
+        ):
+            return None, False
         before_sending = isinstance(item, litellm.UnsupportedParamsError)
         refusal = before_sending or isinstance(item, litellm.BadRequestError)
         if not refusal and getattr(item, "status_code", None) not in (400, 422):
             continue
+        param = getattr(item, "param", None)
+        if isinstance(param, str) and param:
+            named = param.split(".")[0]
+            return (named, before_sending) if named in sent else (None, False)
         message = str(item).lower()
-        for name in sent:
-            if name in message or (name == "response_format" and "json_schema" in message):
-                return name, before_sending
+        if before_sending or any(word in message for word in _REFUSAL_WORDS):
+            for name in sent:
+                if name in message or (name == "response_format" and "json_schema" in message):
+                    return name, before_sending
     return None, False
 
 
-def _json_text(text: str) -> str:
-    """The JSON object in an answer: the first complete object inside a ```json fence, else the one that
-    starts at the answer's first "{" (models wrap JSON in prose and fences, and some add prose after it).
-    When neither decodes, the text from the first "{" to the last "}", so that validation names what is
-    wrong (objects nested inside a broken one are never taken for the answer)."""
+# How many top-level objects of an answer are looked at (a model that repeats itself may write thousands).
+_MOST_OBJECTS = 8
+
+
+def _json_text(text: str, fields: frozenset[str] | set[str] = frozenset()) -> str:
+    """The JSON object in an answer (models wrap JSON in prose and fences, and some add prose after it).
+
+    The answer's top-level objects are read in order; the one that holds some of ``fields`` (the answer
+    model's fields) is the answer. An object that does not decode ends the search, so nothing nested inside
+    a broken answer is taken for it. When no object, or more than one, holds the fields, the text from the
+    first "{" to the last "}" is returned, and validation names what is wrong (a repair follows).
+    """
     stripped = text.strip()
     decoder = json.JSONDecoder()
-    starts = [match.start(1) for match in re.finditer(r"```(?:json)?\s*(\{)", stripped)]
-    starts.append(stripped.find("{"))
-    for start in starts:
+    found: list[str] = []
+    start = stripped.find("{")
+    for _ in range(_MOST_OBJECTS):
         if start < 0:
-            continue
+            break
         try:
             value, end = decoder.raw_decode(stripped, start)
-        except ValueError:
-            continue
-        if isinstance(value, dict):
-            return stripped[start:end]
+        except (ValueError, RecursionError):  # broken, or nested past the decoder's depth
+            break
+        if isinstance(value, dict) and (not fields or fields & value.keys()):
+            found.append(stripped[start:end])
+        start = stripped.find("{", end)
+    if len(found) == 1:
+        return found[0]
     start, end = stripped.find("{"), stripped.rfind("}")
     return stripped[start : end + 1] if 0 <= start < end else stripped
 

@@ -163,7 +163,7 @@ def family_of(model: str) -> str:
     base = base.removeprefix("ft:")  # fine-tuned OpenAI models: ft:gpt-4o-mini-2024-07-18:org::id
     # Bedrock names carry the maker and, for cross-region inference profiles, a region:
     # bedrock/us.anthropic.claude-3-5-sonnet-..., bedrock/converse/anthropic.claude-...
-    base = re.sub(r"^(?:(?:us|eu|apac|us-gov|global)\.)?(?:anthropic\.)", "", base)
+    base = re.sub(r"^(?:[a-z]{2,6}(?:-gov)?\.)?anthropic\.", "", base)
     if name.startswith(("anthropic/", "bedrock/anthropic", "vertex_ai/claude")) or base.startswith("claude"):
         return "anthropic"
     if name.startswith(("gemini/", "vertex_ai/gemini")) or base.startswith("gemini"):
