@@ -27,8 +27,14 @@ without a limit and once with ``model_rate=LIMIT``. Printed: wall time against t
 ``ceil(N / concurrency) * DELAY``, calls, and the most concurrent calls the server saw (must be <= the
 limit), and for Ray the limiter actor's own peak.
 
+(d) indexes the same PDFs as (b) with ``engine="local"``, 2 workers, into a shared PostgreSQL index
+(``retriever=PostgresPageRetriever``, a fresh schema per run): the workers writing it themselves (the
+default for a retriever every machine reaches) against the calling process feeding it (the same retriever
+class with ``shared_across_machines = False``), and without a retriever. Prints pages/s and the ratio to the
+run without one. The server is ``--dsn`` or a throwaway one, as for (a).
+
 Usage: python benchmarks/scale.py [--data DIR] [--dsn DSN] [--pdfs DIR] [--limit-files N] [--scans 1000]
-                                  [--delay 0.3] [--model-rate 4] [--in-flight 8] [--parts a b c]
+                                  [--delay 0.3] [--model-rate 4] [--in-flight 8] [--parts a b c d]
 """
 
 from __future__ import annotations
@@ -282,6 +288,21 @@ def _measure(backend: str, spec: tuple[str, ...], texts: dict[str, list[str]], q
     return row
 
 
+def _server(dsn: str | None, part: str) -> tuple[Any, str | None]:
+    """``(server, dsn)``: the ``--dsn`` given, or a throwaway server started for the part (``server`` is
+    then to be removed); ``(None, None)`` when there is neither."""
+    if dsn is not None:
+        return None, dsn
+    from postgres_server import PostgresServer, find_binaries
+
+    binaries = find_binaries()
+    if binaries is None:
+        print(f"{part} no PostgreSQL binaries found (initdb, pg_ctl) and no --dsn; skipped")
+        return None, None
+    server = PostgresServer(binaries).start()
+    return server, server.dsn
+
+
 def part_a_retrievers(data: Path, dsn: str | None, folder: Path) -> None:
     """(a) PostgresPageRetriever against SQLitePageRetriever on the FinanceBench page texts."""
     from retrieval import KS, load_page_texts, load_questions
@@ -289,16 +310,9 @@ def part_a_retrievers(data: Path, dsn: str | None, folder: Path) -> None:
     if not (data / "questions.jsonl").exists():
         print(f"(a) no questions.jsonl in {data}; skipped")
         return
-    server = None
+    server, dsn = _server(dsn, "(a)")
     if dsn is None:
-        from postgres_server import PostgresServer, find_binaries
-
-        binaries = find_binaries()
-        if binaries is None:
-            print("(a) no PostgreSQL binaries found (initdb, pg_ctl) and no --dsn; skipped")
-            return
-        server = PostgresServer(binaries).start()
-        dsn = server.dsn
+        return
     schema = f"scale_bench_{os.getpid()}_{int(time.time())}"
     try:
         questions = load_questions(data)
@@ -435,6 +449,54 @@ def part_b_batch(pdfs: Path, limit_files: int | None, folder: Path) -> None:
         print(f"    {name:<34} {pages:6} {seconds:8.1f} {rate:8.1f} {rate / base:7.2f}")
 
 
+# -- (d) ---------------------------------------------------------------------------------------------------
+
+
+def part_d_shared_index(pdfs: Path, limit_files: int | None, dsn: str | None, folder: Path) -> None:
+    from extract_thinker_pageindex import PostgresPageRetriever
+
+    class FedByCaller(PostgresPageRetriever):
+        shared_across_machines = False  # index_documents then feeds it from the calling process
+
+    files = sorted(pdfs.glob("*.pdf"))[:limit_files]
+    if not files:
+        print(f"(d) no PDFs in {pdfs}; skipped")
+        return
+    server, dsn = _server(dsn, "(d)")
+    if dsn is None:
+        return
+    try:
+        print(
+            f"(d) batch indexing into a shared PostgreSQL index: {len(files)} PDFs, engine='local', "
+            f"workers=2 ({os.cpu_count()} CPUs)"
+        )
+        rows: list[tuple[str, float, int]] = []
+        seconds, pages = _batch(files, folder / "d-none", engine="local", workers=2)
+        rows.append(("no retriever", seconds, pages))
+        for name, kind in (
+            ("written by the workers", PostgresPageRetriever),
+            ("fed by the caller", FedByCaller),
+        ):
+            schema = f"scale_bench_d_{os.getpid()}_{len(rows)}"
+            try:
+                with kind(dsn, schema=schema) as retriever:
+                    out = folder / f"d-{len(rows)}"
+                    seconds, pages = _batch(files, out, engine="local", workers=2, retriever=retriever)
+                    if len(retriever.doc_ids()) != len(files):
+                        raise SystemExit(f"(d) {name}: the index holds {len(retriever.doc_ids())} documents")
+                rows.append((name, seconds, pages))
+            finally:
+                _drop_schema(dsn, schema)
+        base = rows[0][2] / rows[0][1]
+        print(f"    {'run':<34} {'pages':>6} {'seconds':>8} {'pages/s':>8} {'x none':>7}")
+        for name, seconds, pages in rows:
+            rate = pages / seconds
+            print(f"    {name:<34} {pages:6} {seconds:8.1f} {rate:8.1f} {rate / base:7.2f}")
+    finally:
+        if server is not None:
+            server.remove()
+
+
 # -- (c) ---------------------------------------------------------------------------------------------------
 
 
@@ -554,14 +616,16 @@ def main() -> None:
     parser.add_argument(
         "--data", type=Path, default=DATA, help="(a): questions.jsonl and pdfs/ of FinanceBench"
     )
-    parser.add_argument("--dsn", default=None, help="(a): a PostgreSQL server to use (default: start one)")
+    parser.add_argument(
+        "--dsn", default=None, help="(a), (d): a PostgreSQL server to use (default: start one)"
+    )
     parser.add_argument("--pdfs", type=Path, default=PDFS, help="folder of PDFs for (b)")
     parser.add_argument("--limit-files", type=int, default=None, help="(b): only the first N PDFs")
     parser.add_argument("--scans", type=int, default=1000, help="(c): one-page scans to index")
     parser.add_argument("--delay", type=float, default=0.3, help="(c): seconds the model takes per call")
     parser.add_argument("--model-rate", type=int, default=4, help="(c): the limit on concurrent calls")
     parser.add_argument("--in-flight", type=int, default=8, help="(c): documents in flight at once")
-    parser.add_argument("--parts", nargs="+", choices=("a", "b", "c"), default=["a", "b", "c"])
+    parser.add_argument("--parts", nargs="+", choices=("a", "b", "c", "d"), default=["a", "b", "c", "d"])
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="scale-bench-"))
     try:
@@ -569,7 +633,9 @@ def main() -> None:
             part_a_retrievers(args.data, args.dsn, folder)
         if "b" in args.parts:
             part_b_batch(args.pdfs, args.limit_files, folder)
-        if "c" in args.parts and len(args.parts) > 1:
+        if "d" in args.parts:
+            part_d_shared_index(args.pdfs, args.limit_files, args.dsn, folder)
+        if "c" in args.parts and len(set(args.parts)) > 1:
             # A fresh process: the local engine's fork server preloads ExtractThinker only when the first
             # multi-process run of a process uses a model, which (b) does not.
             import subprocess

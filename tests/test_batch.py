@@ -473,6 +473,29 @@ def test_ray_engine_indexes_documents_and_resumes(ray_cluster: Any, corpus: Path
     }
 
 
+def test_ray_workers_write_a_shared_postgres_index(
+    ray_cluster: Any, corpus: Path, tmp_path: Path, postgres_dsn: str
+) -> None:
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    from extract_thinker_pageindex import PostgresPageRetriever
+
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    try:
+        with PostgresPageRetriever(postgres_dsn, schema=schema) as retriever:
+            report = index_documents([corpus], tmp_path / "out", engine="ray", retriever=retriever)
+            assert statuses(report.entries)["report.pdf"] == "ok"
+            # Each task opened its own retriever on the server and wrote its document's pages.
+            assert retriever.doc_ids() == ["alpha.md", "report.pdf", "sub/alpha.md"]
+            assert [match.page_number for match in retriever.search("report.pdf", "outlook")] == [2]
+    finally:
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
 def test_ray_model_rate_holds_across_the_cluster(
     ray_cluster: Any, tmp_path: Path, llm_server: LLMServer
 ) -> None:

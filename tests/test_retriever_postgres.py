@@ -432,19 +432,68 @@ def test_extractor_reads_the_pages_a_shared_postgres_index_chose(
         assert retriever.search(retriever.doc_ids()[0], "dividend")
 
 
-def test_batch_indexing_feeds_a_postgres_index(tmp_path: Path, postgres_dsn: str, schemas: list[str]):
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "alpha.md").write_text("# Alpha\n\nThe alpha document talks about turbines.\n")
-    (docs / "beta.md").write_text("# Beta\n\nThe beta document talks about glaciers.\n")
+class CallerRetriever(PostgresPageRetriever):
+    """Records the ``index`` calls made on this very object (a pickled copy comes back as the plain class)."""
+
+    def __init__(self, *args: Any, **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.indexed: list[str] = []
+
+    def index(self, doc_id: str, pages: Any) -> None:
+        self.indexed.append(doc_id)
+        super().index(doc_id, pages)
+
+
+def two_documents(folder: Path) -> Path:
+    folder.mkdir()
+    (folder / "alpha.md").write_text("# Alpha\n\nThe alpha document talks about turbines.\n")
+    (folder / "beta.md").write_text("# Beta\n\nThe beta document talks about glaciers.\n")
+    return folder
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_batch_indexing_feeds_a_postgres_index(
+    tmp_path: Path, postgres_dsn: str, schemas: list[str], workers: int
+):
+    docs = two_documents(tmp_path / "docs")
     schema = new_schema(schemas)
-    with PostgresPageRetriever(postgres_dsn, schema=schema) as retriever:
-        report = index_documents([docs], tmp_path / "out", workers=2, retriever=retriever)
+    with CallerRetriever(postgres_dsn, schema=schema) as retriever:
+        report = index_documents([docs], tmp_path / "out", workers=workers, retriever=retriever)
+        # Worker processes write the shared index themselves; a run in this process writes it from here.
+        assert sorted(retriever.indexed) == ([] if workers == 2 else ["alpha.md", "beta.md"])
     assert {entry.name: entry.status for entry in report.entries} == {"alpha.md": "ok", "beta.md": "ok"}
     with PostgresPageRetriever(postgres_dsn, schema=schema) as reader:
         assert reader.doc_ids() == ["alpha.md", "beta.md"]
         assert [match.page_number for match in reader.search("beta.md", "glaciers")] == [1]
         assert reader.search("alpha.md", "glaciers") == []
+
+    # A second run skips both indexes, and the workers still give the index their pages.
+    with PostgresPageRetriever(postgres_dsn, schema=schema) as retriever:
+        retriever.delete("alpha.md")
+        again = index_documents([docs], tmp_path / "out", workers=workers, retriever=retriever)
+        assert {entry.status for entry in again.entries} == {"skipped"}
+        assert [match.page_number for match in retriever.search("alpha.md", "turbines")] == [1]
+
+
+def test_workers_that_cannot_reach_the_index_fail_their_documents_and_a_later_run_redoes_them(
+    tmp_path: Path, relay: Relay, schemas: list[str]
+):
+    docs = two_documents(tmp_path / "docs")
+    schema = new_schema(schemas)
+    with PostgresPageRetriever(relay.dsn(), schema=schema, timeout=2) as retriever:
+        relay.cut(refuse=True)  # the workers' own connections are refused
+        report = index_documents([docs], tmp_path / "out", workers=2, retriever=retriever)
+        assert {entry.status for entry in report.entries} == {"failed"}
+        for entry in report.entries:
+            assert entry.error_type == "RetrieverConnectionError"
+            assert "the index was saved but the retriever refused it" in (entry.error or "")
+            assert (tmp_path / "out" / f"{Path(entry.name).stem}.pageindex" / "document.json").is_file()
+
+    relay.restore()
+    with PostgresPageRetriever(relay.dsn(), schema=schema, timeout=2) as retriever:
+        again = index_documents([docs], tmp_path / "out", workers=2, retriever=retriever)
+        assert {entry.status for entry in again.entries} == {"ok"}  # not skipped: the index lacked them
+        assert retriever.doc_ids() == ["alpha.md", "beta.md"]
 
 
 def test_the_sqlite_path_never_imports_psycopg():

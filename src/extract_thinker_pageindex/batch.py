@@ -139,6 +139,9 @@ class BatchTask:
     limiter: Any = None
     with_pages: bool = False
     environment: dict[str, str] = field(default_factory=dict)
+    #: A retriever the worker writes the pages into itself, pickled (opened inside the task, so a server
+    #: that cannot be reached fails that document, not the worker).
+    shared_retriever: bytes | None = None
 
 
 # -- which documents, and where their indexes go ---------------------------------------------------------
@@ -314,6 +317,8 @@ def run_task(task: BatchTask) -> tuple[BatchEntry, PageTexts | None]:
             entry.usage = document.usage.model_dump() if document.usage is not None else None
         entry.pages = len(document.pages)
         pages = _page_texts(document) if task.with_pages else None
+        if task.shared_retriever is not None:
+            _write_to_shared(task, entry, document)
     except Exception as exc:  # one document's failure, whatever it is, must not end the run
         entry.status = "failed"
         entry.error_type = type(exc).__name__
@@ -321,6 +326,26 @@ def run_task(task: BatchTask) -> tuple[BatchEntry, PageTexts | None]:
         pages = None
     entry.seconds = round(time.perf_counter() - started, 3)
     return entry, pages
+
+
+def _write_to_shared(task: BatchTask, entry: BatchEntry, document: Any) -> None:
+    """Index the document's pages into the task's shared retriever, from the worker; a refusal fails the
+    document (its index is saved, but the run promised the retriever too) and leaves it to be redone."""
+    import pickle
+
+    try:
+        retriever = pickle.loads(task.shared_retriever or b"")
+        try:
+            retriever.index(task.name, _page_texts(document))
+        finally:
+            retriever.close()
+    except Exception as exc:
+        refused = failed_entry(task, exc, RETRIEVER_REFUSED)
+        entry.status, entry.error_type, entry.error = refused.status, refused.error_type, refused.error
+        entry.sha256 = None
+
+
+RETRIEVER_REFUSED = "the index was saved but the retriever refused it"
 
 
 def failed_entry(task: BatchTask, exc: BaseException, what: str) -> BatchEntry:
@@ -408,7 +433,9 @@ def index_documents(
             document's ``parallel``.
         retriever: An object with ``index(doc_id, pages)`` (a :class:`SQLitePageRetriever`, or a
             :class:`PostgresPageRetriever` that workers on other machines search too): each indexed or
-            skipped document's pages are added as it finishes, in this process, under its name.
+            skipped document's pages are added as it finishes, under its name. A retriever whose
+            ``shared_across_machines`` is true (PostgreSQL) is written by the workers themselves, each
+            opening its own copy; any other by this process.
         progress: Called as ``progress(done, total, entry)`` after each document.
         **options: Passed to :func:`build_index` for every document (``strategy``, ``model``, ``pages``...).
             With worker processes, ``model`` must be a model name or a ``ModelClient`` built from one (its
@@ -466,6 +493,13 @@ def index_documents(
 
     manifest = Manifest(out)
     environment = {key: os.environ[key] for key in ("LITELLM_LOCAL_MODEL_COST_MAP",) if key in os.environ}
+    # A retriever every machine reaches (PostgreSQL) is written by the workers themselves, in parallel;
+    # any other is fed by this process as documents finish.
+    shared = None
+    if retriever is not None and not in_process and getattr(retriever, "shared_across_machines", False):
+        import pickle
+
+        shared = pickle.dumps(retriever)
     tasks = []
     for name, source, output in documents:
         kind = EXTENSION_KINDS.get(os.path.splitext(source)[1].lower())
@@ -475,8 +509,9 @@ def index_documents(
             output,
             sent,
             options_key(options, kind),
-            with_pages=retriever is not None,
+            with_pages=retriever is not None and shared is None,
             environment=environment,
+            shared_retriever=shared,
         )
         tasks.append(replace(task, previous=manifest.previous(output)))
 
@@ -497,7 +532,7 @@ def index_documents(
                 try:
                     retriever.index(task.name, pages)
                 except Exception as exc:  # the index is saved, but the run's promise was the retriever too
-                    entry = failed_entry(task, exc, "the index was saved but the retriever refused it")
+                    entry = failed_entry(task, exc, RETRIEVER_REFUSED)
                     entry.sha256 = None
             manifest.record(task.output, task.options_key, entry)
             entries.append(entry)

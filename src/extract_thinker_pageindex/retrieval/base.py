@@ -16,7 +16,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..errors import InvalidOptionError, NoMatchError
 from .page_text import Page, page_facts, page_list, page_text_fields, title_zone
@@ -125,6 +125,10 @@ class BasePageRetriever(ABC):
     Raises:
         InvalidOptionError: an option has a value that cannot work.
     """
+
+    #: A copy pickled to another process or machine reaches the same index (a database server), so batch
+    #: workers may write to it themselves. False for a file on one machine.
+    shared_across_machines: ClassVar[bool] = False
 
     def __init__(
         self,

@@ -131,6 +131,8 @@ class PostgresPageRetriever(BasePageRetriever):
     retriever was made opens its own connections; a pickled retriever reconnects where it is unpickled.
     """
 
+    shared_across_machines = True
+
     def __init__(
         self,
         dsn: str,
