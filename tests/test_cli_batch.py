@@ -75,6 +75,10 @@ def test_json_prints_the_report(folder: Path, tmp_path: Path, capsys) -> None:
         (["--engine", "local", "-o", "out", "--model-rate", "2"], "pass model= as well"),
         (["--engine", "local", "-o", "out", "--address", "auto"], "engine='ray'"),
         (["--workers", "2"], "give --engine too"),
+        (["--retriever", "pages.sqlite"], "give --engine too"),
+        (["--engine", "local", "-o", "out", "--schema", "filings"], "give --retriever too"),
+        (["--engine", "local", "-o", "out", "--retriever", "pages.sqlite", "--schema", "x"], "SQLite file"),
+        (["--engine", "local", "-o", "out", "--retriever", " "], "PostgreSQL URL or an SQLite file"),
     ],
 )
 def test_bad_batch_options_are_usage_errors(folder: Path, capsys, extra: list[str], message: str) -> None:
@@ -132,3 +136,70 @@ def test_a_long_run_lists_only_its_failures(tmp_path: Path, capsys) -> None:
     assert "zz-broken.pdf" in stdout
     assert "memo000.md" not in stdout
     assert f"{MAX_ROWS + 1} more document(s) in index-report.json" in stdout
+
+
+# -- a page retriever index fed by the batch and searched from the command line ---------------------------
+
+
+def test_a_batch_feeds_an_sqlite_index_that_search_reads(folder: Path, tmp_path: Path, capsys) -> None:
+    index = tmp_path / "pages.sqlite"
+    out = tmp_path / "out"
+    batch = ["index", "--engine", "local", "--workers", "2", str(folder), "-o", str(out), "--retriever"]
+    assert main([*batch, str(index)]) == 0
+    capsys.readouterr()
+
+    assert main(["search", "2023/lease.md", "-q", "rent rose percent", "--retriever", str(index)]) == 0
+    out_text = capsys.readouterr().out
+    assert out_text.startswith("page    1  score")
+    assert "[Rent] [rose]" in out_text
+
+    assert main(["search", "2023/lease.md", "-q", "rent", "--retriever", str(index), "--json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["file"] == "2023/lease.md" and found["matches"][0]["page_number"] == 1
+
+    # A name the index does not hold: the error lists the names it does.
+    assert main(["search", "lease.pdf", "-q", "rent", "--retriever", str(index)]) == 1
+    err = capsys.readouterr().err
+    assert "'lease.pdf' is not a document of that index; it holds 3:" in err
+    assert "'2023/lease.md'" in err
+
+    assert main(["search", "lease.md", "-q", "rent", "--retriever", str(index), "--password", "x"]) == 2
+    assert main(["search", "lease.md", "-q", "rent", "--schema", "x"]) == 2
+
+
+def test_a_batch_feeds_a_postgres_index_that_search_reads(
+    folder: Path, tmp_path: Path, capsys, postgres_dsn: str
+) -> None:
+    import uuid
+
+    import psycopg
+    from psycopg import sql
+
+    schema = f"t_{uuid.uuid4().hex[:16]}"
+    target = ["--retriever", postgres_dsn, "--schema", schema]
+    try:
+        code = main(
+            ["index", "--engine", "local", "--workers", "2", str(folder), "-o", str(tmp_path / "o"), *target]
+        )
+        assert code == 0
+        assert "3 indexed" in capsys.readouterr().out
+        assert main(["search", "notes.txt", "-q", "tenancy", *target]) == 0
+        assert "[tenancy]" in capsys.readouterr().out
+    finally:
+        with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+def test_a_postgres_index_that_cannot_be_reached_exits_1(folder: Path, tmp_path: Path, capsys) -> None:
+    pytest.importorskip("psycopg")
+    from postgres_server import free_port
+
+    dsn = f"postgresql://nobody:secret@127.0.0.1:{free_port()}/none"
+    assert (
+        main(["index", "--engine", "local", str(folder), "-o", str(tmp_path / "out"), "--retriever", dsn])
+        == 1
+    )
+    err = capsys.readouterr().err
+    assert err.startswith("extract-thinker-pageindex: error: ")
+    assert "secret" not in err  # the password stays out of messages
+    assert not (tmp_path / "out").exists()  # nothing was indexed without its index

@@ -119,15 +119,21 @@ def _parser() -> argparse.ArgumentParser:
         parents=[common],
         help="find the pages of a document that best match a query",
         description="Rank the pages of FILE against a query with the SQLite FTS5 retriever and print "
-        "the best ones with a snippet (matched words in [brackets]).",
+        "the best ones with a snippet (matched words in [brackets]). With --retriever, search a document "
+        "of that index instead: FILE is then its name there (as index --engine ... --retriever named it).",
     )
-    search.add_argument("file", metavar="FILE", help="a PDF, Markdown or text file")
+    search.add_argument(
+        "file", metavar="FILE", help="a PDF, Markdown or text file; with --retriever, a document's name"
+    )
     search.add_argument("-q", "--query", required=True, help="words to look for (OR-ed; no syntax)")
     search.add_argument(
         "-n", "--max-pages", type=int, default=3, metavar="N", help="how many pages (default 3)"
     )
     search.add_argument("--password", help="password of an encrypted PDF")
     search.add_argument("--json", action="store_true", help="print the matches as JSON")
+    from .cli_batch import add_retriever_arguments
+
+    add_retriever_arguments(search, "search a document of this page retriever index")
 
     inspect = commands.add_parser(
         "inspect",
@@ -215,8 +221,12 @@ def _run_index(args: argparse.Namespace) -> int:
         from .cli_batch import run_batch
 
         return run_batch(args)
-    if args.workers is not None or args.address is not None or args.model_rate is not None:
-        _error("--workers, --address and --model-rate apply to batch indexing; give --engine too.")
+    batch_only = (args.workers, args.address, args.model_rate, args.retriever, args.schema)
+    if any(value is not None for value in batch_only):
+        _error(
+            "--workers, --address, --model-rate, --retriever and --schema apply to batch indexing; give "
+            "--engine too (--engine local indexes on this machine)."
+        )
         return EXIT_USAGE
     if args.parallel < 1:
         _error("--parallel must be at least 1")
@@ -393,6 +403,41 @@ def _search_pages(file: str, password: str | None) -> list[dict[str, Any]]:
     return document_pages(build_index(file))
 
 
+def _matches(retriever: Any, doc_id: str, query: str, max_pages: int) -> list[dict[str, Any]]:
+    return [
+        {
+            "page_number": match.page_number,
+            "score": match.score,
+            "snippet": retriever.snippet(doc_id, match.page_number, query),
+        }
+        for match in retriever.search(doc_id, query, max_pages=max_pages)
+    ]
+
+
+def _search_index(args: argparse.Namespace) -> list[dict[str, Any]] | int:
+    """``search --retriever``: the matches of the document ``FILE`` names in that index, or an exit code
+    after saying what went wrong."""
+    from .cli_batch import open_cli_retriever
+
+    retriever, code = open_cli_retriever(args.retriever, args.schema)
+    if retriever is None:
+        return code
+    try:
+        with retriever:
+            if args.file not in retriever:
+                names = retriever.doc_ids()
+                listed = ", ".join(repr(name) for name in names[:10]) + (", ..." if len(names) > 10 else "")
+                _error(
+                    f"{args.file!r} is not a document of that index"
+                    + (f"; it holds {len(names)}: {listed}" if names else "; it holds none")
+                )
+                return EXIT_FAILED
+            return _matches(retriever, args.file, args.query, args.max_pages)
+    except Exception as exc:
+        _report_failure(args.file, exc, debug=args.debug)
+        return EXIT_FAILED
+
+
 def _run_search(args: argparse.Namespace) -> int:
     from .errors import InvalidOptionError
     from .retrieval.sqlite import SQLitePageRetriever, require_query_words
@@ -405,23 +450,26 @@ def _run_search(args: argparse.Namespace) -> int:
     except InvalidOptionError as exc:
         _error(str(exc))
         return EXIT_USAGE
-    try:
-        pages = _search_pages(args.file, args.password)
-        with SQLitePageRetriever() as retriever:
-            doc_id = "search"  # the in-memory retriever holds this one document
-            retriever.index(doc_id, pages)
-            matches = retriever.search(doc_id, args.query, max_pages=args.max_pages)
-            found = [
-                {
-                    "page_number": match.page_number,
-                    "score": match.score,
-                    "snippet": retriever.snippet(doc_id, match.page_number, args.query),
-                }
-                for match in matches
-            ]
-    except Exception as exc:
-        _report_failure(args.file, exc, debug=args.debug)
-        return EXIT_FAILED
+    if args.retriever is not None:
+        if args.password is not None:
+            _error("--password opens a file; with --retriever, FILE names a document of the index.")
+            return EXIT_USAGE
+        found_in_index = _search_index(args)
+        if isinstance(found_in_index, int):
+            return found_in_index
+        found = found_in_index
+    elif args.schema is not None:
+        _error("--schema names the PostgreSQL schema of --retriever; give --retriever too.")
+        return EXIT_USAGE
+    else:
+        try:
+            pages = _search_pages(args.file, args.password)
+            with SQLitePageRetriever() as retriever:
+                retriever.index("search", pages)  # the in-memory retriever holds this one document
+                found = _matches(retriever, "search", args.query, args.max_pages)
+        except Exception as exc:
+            _report_failure(args.file, exc, debug=args.debug)
+            return EXIT_FAILED
     if args.json:
         _print_json({"file": args.file, "query": args.query, "matches": found}, indent=2)
     elif not found:

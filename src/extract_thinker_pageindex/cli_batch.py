@@ -48,6 +48,20 @@ def add_batch_arguments(index: argparse.ArgumentParser) -> None:
         metavar="N",
         help="the most model calls in flight at once across all workers (with ray: the whole cluster)",
     )
+    add_retriever_arguments(group, "add every document's pages to this page retriever index")
+
+
+def add_retriever_arguments(parser: Any, purpose: str) -> None:
+    """``--retriever TARGET`` and ``--schema NAME``: a page retriever index named on the command line."""
+    parser.add_argument(
+        "--retriever",
+        metavar="TARGET",
+        help=f"{purpose}: a postgresql:// URL (the [postgres] extra; the password may come from "
+        "PGPASSWORD) or the path of an SQLite file",
+    )
+    parser.add_argument(
+        "--schema", metavar="NAME", help="the PostgreSQL schema of --retriever (default: public)"
+    )
 
 
 def _error(message: str) -> None:
@@ -85,7 +99,37 @@ def run_batch(args: argparse.Namespace) -> int:
     if args.parallel < 1:
         _error("--parallel must be at least 1")
         return EXIT_USAGE
+    if args.retriever is None:
+        if args.schema is not None:
+            _error("--schema names the PostgreSQL schema of --retriever; give --retriever too.")
+            return EXIT_USAGE
+        return _run(args, None)
+    retriever, code = open_cli_retriever(args.retriever, args.schema)
+    if retriever is None:
+        return code
+    with retriever:
+        return _run(args, retriever)
 
+
+def open_cli_retriever(target: str, schema: str | None) -> tuple[Any, int]:
+    """``(retriever, EXIT_OK)`` for what ``--retriever`` and ``--schema`` name, or ``(None, exit code)``
+    after saying why it cannot be opened (``EXIT_USAGE`` for a bad option)."""
+    from .errors import InvalidOptionError
+    from .retrieval.target import open_retriever
+
+    try:
+        return open_retriever(target, schema=schema), EXIT_OK
+    except InvalidOptionError as exc:
+        _error(str(exc))
+        return None, EXIT_USAGE
+    except ImportError as exc:
+        _error(str(exc))
+    except Exception as exc:  # the server refused, the file cannot be opened: the library says which
+        _error(" ".join(str(exc).split()) or type(exc).__name__)
+    return None, EXIT_FAILED
+
+
+def _run(args: argparse.Namespace, retriever: Any) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -117,6 +161,7 @@ def run_batch(args: argparse.Namespace) -> int:
                 workers=args.workers,
                 address=args.address,
                 model_rate=args.model_rate,
+                retriever=retriever,
                 progress=progress,
                 **_options(args),
             )
