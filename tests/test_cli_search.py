@@ -37,6 +37,24 @@ def test_search_markdown_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
+def test_search_a_saved_page_index_as_its_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from extract_thinker_pageindex import index_document
+
+    source = SAMPLE / "service-agreement.md"
+    _, saved = index_document(source, output=tmp_path / "service-agreement.pageindex")
+    query = ["-q", "governing law New York", "--json"]
+    assert main(["search", str(source), *query]) == 0
+    from_source = json.loads(capsys.readouterr().out)["matches"]
+
+    for target in (saved, saved / "document.json"):
+        assert main(["search", str(target), *query]) == 0
+        assert json.loads(capsys.readouterr().out)["matches"] == from_source
+
+    # A folder that is no page index says so.
+    assert main(["search", str(tmp_path), "-q", "law"]) == 1
+    assert "No page index" in capsys.readouterr().err
+
+
 def test_search_without_a_match_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["search", str(SAMPLE / "service-agreement.pdf"), "-q", "zeppelin"]) == 1
     assert "No page" in capsys.readouterr().out

@@ -123,7 +123,9 @@ def _parser() -> argparse.ArgumentParser:
         "of that index instead: FILE is then its name there (as index --engine ... --retriever named it).",
     )
     search.add_argument(
-        "file", metavar="FILE", help="a PDF, Markdown or text file; with --retriever, a document's name"
+        "file",
+        metavar="FILE",
+        help="a PDF, Markdown or text file, or a saved <name>.pageindex; with --retriever, a document's name",
     )
     search.add_argument("-q", "--query", required=True, help="words to look for (OR-ed; no syntax)")
     search.add_argument(
@@ -392,13 +394,19 @@ def _summary(rows: list[tuple[str, dict[str, Any] | None]], seconds: float) -> N
 
 
 def _search_pages(file: str, password: str | None) -> list[dict[str, Any]]:
-    """The pages of a file as page dicts: PyMuPDF for PDFs, the page index for Markdown and text."""
-    if Path(file).suffix.lower() == ".pdf":
+    """The pages of a file as page dicts: PyMuPDF for PDFs, the page index for Markdown and text, and a
+    saved page index's own pages (a ``.pageindex`` folder or its ``document.json``)."""
+    from .store import DOCUMENT_FILE, load_index
+    from .view.matches import document_pages  # the pages `view --query` searches, too
+
+    path = Path(file)
+    if path.is_dir() or path.name == DOCUMENT_FILE:
+        return document_pages(load_index(path))
+    if path.suffix.lower() == ".pdf":
         from .pdf_pages import read_pdf_pages
 
         return read_pdf_pages(file, password=password)
     from .indexing import build_index
-    from .view.matches import document_pages  # the pages `view --query` searches, too
 
     return document_pages(build_index(file))
 
