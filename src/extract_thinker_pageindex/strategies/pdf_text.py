@@ -319,29 +319,38 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
     from ..pdf import MAX_PICTURE_PIXELS, MAX_PICTURE_SIDE
 
     found: list[Placement] = []
-    listed = pdf_page.get_images(full=True)  # the cheap look at the page's resources first
+    page_area = page.width * page.height
+
+    def big_enough(info: dict[str, Any]) -> bool:
+        x0, y0, x1, y1 = info["bbox"]
+        width, height = x1 - x0, y1 - y0
+        return min(width, height) >= MIN_IMAGE_SIDE and width * height >= MIN_IMAGE_AREA * page_area
+
+    listed = pdf_page.get_images(full=True)  # the cheap look at the page's image objects first
     if not listed:
         return found
-    page_area = page.width * page.height
-    # Placements come from one layout pass. Asking PyMuPDF for their xrefs makes it hash every image,
-    # so each placement is matched to the page's images by pixel size, hashing only when that is ambiguous.
+    # Placements come from one layout pass (sizes and places only: nothing is decoded). Many pages place
+    # no picture big enough to be content (icons, rules, bullets): they need no more.
+    placed = pdf_page.get_image_info()
+    infos = [info for info in placed if big_enough(info)]
+    if not infos:
+        return found
+    # Asking PyMuPDF for the placements' xrefs makes it hash every image of the page, so each placement is
+    # matched to the page's images by pixel size, hashing only when a placement's size is ambiguous.
     by_size: dict[tuple[int, int], list[int]] = {}
     for item in listed:
         by_size.setdefault((item[2], item[3]), []).append(item[0])
     ambiguous = {size for size, xrefs in by_size.items() if len(set(xrefs)) > 1}
-    infos = pdf_page.get_image_info()  # sizes and places only: nothing is decoded
-    sizes = set(by_size) | {(info["width"], info["height"]) for info in infos}
+    ambiguous &= {(info["width"], info["height"]) for info in infos}
+    # Hashing decodes every picture of the page, the small and the inline ones too: never an oversized one.
+    sizes = set(by_size) | {(info["width"], info["height"]) for info in placed}
     oversized = any(max(w, h) > MAX_PICTURE_SIDE or w * h > MAX_PICTURE_PIXELS for w, h in sizes)
     hashed = bool(ambiguous) and not oversized
     if hashed:
-        infos = pdf_page.get_image_info(xrefs=True)
+        infos = [info for info in pdf_page.get_image_info(xrefs=True) if big_enough(info)]
     untold = 0
     for info in infos:
         size = (info["width"], info["height"])
-        x0, y0, x1, y1 = info["bbox"]
-        width, height = x1 - x0, y1 - y0
-        if min(width, height) < MIN_IMAGE_SIDE or width * height < MIN_IMAGE_AREA * page_area:
-            continue
         if hashed:
             xref = info.get("xref", 0)
         elif size in ambiguous:
