@@ -434,7 +434,7 @@ def part_b_batch(pdfs: Path, limit_files: int | None, folder: Path) -> None:
         print("    (ray not installed: pip install -e '.[ray]'; Ray rows skipped)")
     else:
         started = time.perf_counter()
-        ray.init(num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
+        ray.init(address="local", num_cpus=os.cpu_count(), include_dashboard=False, log_to_driver=False)
         print(f"    ray.init: {time.perf_counter() - started:.1f} s (not counted below)")
         try:
             for workers in (1, 2):
@@ -571,7 +571,7 @@ def part_c_vision(count: int, delay: float, model_rate: int, in_flight: int, fol
         else:
             engines.append("ray")
             # Logical CPUs: the tasks wait on the model, so more run at once than the machine has cores.
-            ray.init(num_cpus=in_flight, include_dashboard=False, log_to_driver=False)
+            ray.init(address="local", num_cpus=in_flight, include_dashboard=False, log_to_driver=False)
         try:
             for engine in engines:
                 # Not counted: starts the workers (and their import of ExtractThinker, ~5 s of CPU each).

@@ -439,7 +439,10 @@ def test_model_rate_holds_across_worker_processes(tmp_path: Path, llm_server: LL
 @pytest.fixture(scope="module")
 def ray_cluster() -> Any:
     ray = pytest.importorskip("ray")
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    # address="local": a cluster of its own, whatever another `ray start` on the machine left behind.
+    ray.init(
+        address="local", num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False
+    )
     yield ray
     ray.shutdown()
 
@@ -474,18 +477,23 @@ def test_ray_engine_indexes_documents_and_resumes(ray_cluster: Any, corpus: Path
 
 
 def test_ray_workers_write_a_shared_postgres_index(
-    ray_cluster: Any, corpus: Path, tmp_path: Path, postgres_dsn: str
+    ray_cluster: Any, corpus: Path, tmp_path: Path, postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import uuid
 
     import psycopg
     from psycopg import sql
+    from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
     from extract_thinker_pageindex import PostgresPageRetriever
 
+    # The port comes from the caller's environment, which the cluster's workers did not start with (as a
+    # PGPASSWORD would): the tasks must get it.
+    params = conninfo_to_dict(postgres_dsn)
+    monkeypatch.setenv("PGPORT", str(params.pop("port")))
     schema = f"t_{uuid.uuid4().hex[:16]}"
     try:
-        with PostgresPageRetriever(postgres_dsn, schema=schema) as retriever:
+        with PostgresPageRetriever(make_conninfo("", **params), schema=schema) as retriever:
             report = index_documents([corpus], tmp_path / "out", engine="ray", retriever=retriever)
             assert statuses(report.entries)["report.pdf"] == "ok"
             # Each task opened its own retriever on the server and wrote its document's pages.

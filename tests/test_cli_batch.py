@@ -203,3 +203,71 @@ def test_a_postgres_index_that_cannot_be_reached_exits_1(folder: Path, tmp_path:
     assert err.startswith("extract-thinker-pageindex: error: ")
     assert "secret" not in err  # the password stays out of messages
     assert not (tmp_path / "out").exists()  # nothing was indexed without its index
+
+
+def test_options_are_checked_before_the_retriever_is_opened(
+    folder: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    out = tmp_path / "out"
+    (tmp_path / "a-file").write_text("not a folder")
+    for extra, code in (
+        (["-o", str(out), "--model-rate", "2"], 2),
+        (["-o", str(out), "--address", "auto"], 2),
+        (["-o", str(tmp_path / "a-file")], 1),
+    ):
+        assert main(["index", "--engine", "local", str(folder), *extra, "--retriever", "new.sqlite"]) == code
+        capsys.readouterr()
+        assert not (tmp_path / "new.sqlite").exists()  # no index made for a run that never started
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("mysql://reader:s3cret@db/pages", "a mysql:// URL is neither"),
+        ("sqlite:///pages.db", "a sqlite:// URL is neither"),
+    ],
+)
+def test_a_url_of_another_database_is_refused_without_echoing_it(
+    folder: Path, tmp_path: Path, capsys, target: str, message: str
+) -> None:
+    assert (
+        main(["index", "--engine", "local", str(folder), "-o", str(tmp_path / "o"), "--retriever", target])
+        == 2
+    )
+    err = capsys.readouterr().err
+    assert message in err and "s3cret" not in err
+
+
+def test_a_key_value_connection_string_is_postgres_not_a_file_name(
+    folder: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("psycopg")
+    from postgres_server import free_port
+
+    monkeypatch.chdir(tmp_path)
+    target = f"host=127.0.0.1 port={free_port()} dbname=pages user=nobody password=s3cret connect_timeout=2"
+    assert (
+        main(["index", "--engine", "local", str(folder), "-o", str(tmp_path / "o"), "--retriever", target])
+        == 1
+    )
+    err = capsys.readouterr().err
+    assert "s3cret" not in err
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["docs"]  # no file named after the string
+
+
+def test_search_never_creates_the_index_it_reads(folder: Path, tmp_path: Path, capsys) -> None:
+    assert main(["search", "lease.md", "-q", "rent", "--retriever", str(tmp_path / "typo.sqlite")]) == 2
+    assert "read_only=True opens an existing retriever database" in capsys.readouterr().err
+    assert not (tmp_path / "typo.sqlite").exists()
+
+
+def test_search_of_a_postgres_schema_that_does_not_exist_creates_nothing(capsys, postgres_dsn: str) -> None:
+    import psycopg
+
+    target = ["--retriever", postgres_dsn, "--schema", "no_such_index_schema"]
+    assert main(["search", "lease.md", "-q", "rent", *target]) == 2
+    assert "holds none" in capsys.readouterr().err
+    with psycopg.connect(postgres_dsn) as conn:
+        found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = 'no_such_index_schema'").fetchall()
+    assert found == []

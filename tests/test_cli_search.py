@@ -79,3 +79,33 @@ def test_search_errors_and_usage(tmp_path: Path, capsys: pytest.CaptureFixture[s
     with pytest.raises(SystemExit) as exit_info:
         main(["search", str(SAMPLE / "service-agreement.pdf")])
     assert exit_info.value.code == 2
+
+
+def test_search_a_saved_index_finds_what_its_pictures_show(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A vision index describes its pictures in fields of their own, with no text layer behind them.
+    from extract_thinker_pageindex import Document, ImageNode, Page, ParagraphNode, save_index
+
+    document = Document(
+        name="scan",
+        pages=[
+            Page(index=0, nodes=[ParagraphNode(id="p1-1", content="Quarterly letter to shareholders.")]),
+            Page(
+                index=1,
+                nodes=[
+                    ImageNode(
+                        id="p2-1",
+                        kind="chart",
+                        caption="Figure 2",
+                        description="Revenue by quarter, 2019-2023.",
+                    )
+                ],
+            ),
+        ],
+    )
+    saved = save_index(document, tmp_path / "scan.pageindex")
+    assert main(["search", str(saved), "-q", "revenue by quarter", "--json"]) == 0
+    assert [match["page_number"] for match in json.loads(capsys.readouterr().out)["matches"]] == [2]
+    assert main(["search", str(saved), "-q", "revenue", "--password", "x"]) == 2
+    assert "needs none" in capsys.readouterr().err

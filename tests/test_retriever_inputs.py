@@ -671,3 +671,36 @@ def test_extractor_names_the_missing_file(tmp_path: Path, llm_server: LLMServer,
     assert "No suitable document loader" not in str(info.value)
     assert isinstance(info.value.__context__, DocumentLoadError)
     assert llm_server.paths == []
+
+
+# -- a retriever named by one string (the command line's --retriever) -----------------------------------
+
+
+@pytest.mark.parametrize(
+    ("target", "dsn"),
+    [
+        ("postgresql://u@db:5432/pages", "postgresql://u@db:5432/pages"),
+        ("postgres://u@db/pages?sslmode=require", "postgresql://u@db/pages?sslmode=require"),
+        ("POSTGRESQL://u@db/pages", "postgresql://u@db/pages"),
+        ("postgresql+psycopg://u:pw@db/pages", "postgresql://u:pw@db/pages"),
+        ("  host=db dbname=pages user=u ", "host=db dbname=pages user=u"),
+        ("dbname=pages", "dbname=pages"),
+        ("pages.sqlite", None),
+        ("indexes/a=b.sqlite", None),
+        ("C:\\indexes\\pages.sqlite", None),
+    ],
+)
+def test_which_strings_name_a_postgres_index(target: str, dsn: str | None) -> None:
+    from extract_thinker_pageindex.retrieval.target import postgres_dsn
+
+    assert postgres_dsn(target) == dsn
+
+
+def test_a_url_of_another_database_is_no_retriever() -> None:
+    from extract_thinker_pageindex.retrieval.target import open_retriever
+
+    with pytest.raises(InvalidOptionError, match="a mysql:// URL is neither") as caught:
+        open_retriever("mysql://u:s3cret@db/pages")
+    assert "s3cret" not in str(caught.value)
+    with pytest.raises(InvalidOptionError, match="schema belongs to a PostgreSQL index"):
+        open_retriever("pages.sqlite", schema="filings")

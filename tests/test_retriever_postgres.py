@@ -24,6 +24,7 @@ import pytest
 psycopg = pytest.importorskip("psycopg", reason="the [postgres] extra is not installed")
 from extract_thinker import Contract, Extractor  # noqa: E402
 from psycopg import sql  # noqa: E402
+from psycopg.conninfo import conninfo_to_dict, make_conninfo  # noqa: E402
 
 from extract_thinker_pageindex import (  # noqa: E402
     DocumentLoaderPyMuPDF,
@@ -34,6 +35,7 @@ from extract_thinker_pageindex import (  # noqa: E402
     PostgresPageRetriever,
     RetrieverClosedError,
     RetrieverConnectionError,
+    RetrieverError,
     SQLitePageRetriever,
     index_documents,
 )
@@ -392,6 +394,72 @@ def test_threads_replacing_one_document_never_show_a_mix(postgres_dsn: str, sche
         assert retriever.page_count("shared") == 4
         seen = [len(retriever.search("shared", f"v{writer}", max_pages=10)) for writer in versions]
         assert sorted(seen) == [0, 0, 4]
+
+
+def test_read_only_opens_an_existing_index_and_never_creates_one(postgres_dsn: str, schemas: list[str]):
+    schema = new_schema(schemas)
+    with pytest.raises(InvalidOptionError, match="holds none"):
+        PostgresPageRetriever(postgres_dsn, schema=schema, read_only=True)
+    assert execute(postgres_dsn, "SELECT 1 FROM pg_namespace WHERE nspname = %s", schema) == []
+
+    with PostgresPageRetriever(postgres_dsn, schema=schema) as writer:
+        writer.index("doc", PAGES)
+    with PostgresPageRetriever(postgres_dsn, schema=schema, read_only=True) as reader:
+        assert reader.read_only is True
+        assert [match.page_number for match in reader.search("doc", "dividend")] == [5]
+        with pytest.raises(RetrieverError, match="read-only"):
+            reader.index("doc", ["would replace the pages"])
+        with pytest.raises(RetrieverError, match="read-only"):
+            reader.delete("doc")
+        copy = pickle.loads(pickle.dumps(reader))
+        try:
+            assert copy.read_only is True
+        finally:
+            copy.close()
+        assert reader.page_count("doc") == len(PAGES)
+
+
+def test_read_only_works_for_a_user_who_may_only_read(postgres_dsn: str, schemas: list[str]):
+    schema = new_schema(schemas)
+    role = f"reader_{uuid.uuid4().hex[:8]}"
+    with PostgresPageRetriever(postgres_dsn, schema=schema) as writer:
+        writer.index("doc", PAGES)
+    statements = [
+        sql.SQL("CREATE ROLE {} LOGIN").format(sql.Identifier(role)),
+        sql.SQL("GRANT USAGE ON SCHEMA {} TO {}").format(sql.Identifier(schema), sql.Identifier(role)),
+        sql.SQL("GRANT SELECT ON ALL TABLES IN SCHEMA {} TO {}").format(
+            sql.Identifier(schema), sql.Identifier(role)
+        ),
+    ]
+    for statement in statements:
+        execute(postgres_dsn, statement)
+    try:
+        params = conninfo_to_dict(postgres_dsn)
+        params["user"] = role
+        params.pop("password", None)
+        reader_dsn = make_conninfo("", **params)
+        with PostgresPageRetriever(reader_dsn, schema=schema, read_only=True) as reader:
+            assert [match.page_number for match in reader.search("doc", "dividend")] == [5]
+    finally:
+        execute(postgres_dsn, sql.SQL("DROP OWNED BY {}").format(sql.Identifier(role)))
+        execute(postgres_dsn, sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
+
+
+def test_workers_connect_with_the_callers_libpq_settings(
+    tmp_path: Path, postgres_dsn: str, schemas: list[str], monkeypatch: pytest.MonkeyPatch
+):
+    # The port (as a password would) comes from the environment, set after the worker machinery started.
+    index_documents([two_documents(tmp_path / "warm")], tmp_path / "warm-out", workers=2)
+    params = conninfo_to_dict(postgres_dsn)
+    monkeypatch.setenv("PGPORT", str(params.pop("port")))
+    dsn = make_conninfo("", **params)
+    schema = new_schema(schemas)
+    with PostgresPageRetriever(dsn, schema=schema) as retriever:
+        report = index_documents(
+            [two_documents(tmp_path / "docs")], tmp_path / "out", workers=2, retriever=retriever
+        )
+        assert {entry.status for entry in report.entries} == {"ok"}, report.entries
+        assert retriever.doc_ids() == ["alpha.md", "beta.md"]
 
 
 def test_a_closed_retriever_refuses_calls(postgres_dsn: str, schemas: list[str]):

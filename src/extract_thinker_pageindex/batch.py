@@ -231,7 +231,7 @@ def _sha256(path: str) -> str:
     return digest.hexdigest()
 
 
-def _page_texts(document: Any) -> PageTexts:
+def page_texts(document: Any) -> PageTexts:
     """The document's pages as a retriever indexes them, each at its page number (``None`` in gaps)."""
     from .render import page_markdown, page_sections
 
@@ -316,7 +316,7 @@ def run_task(task: BatchTask) -> tuple[BatchEntry, PageTexts | None]:
             entry.status = "ok"
             entry.usage = document.usage.model_dump() if document.usage is not None else None
         entry.pages = len(document.pages)
-        pages = _page_texts(document) if task.with_pages else None
+        pages = page_texts(document) if task.with_pages else None
         if task.shared_retriever is not None:
             _write_to_shared(task, entry, document)
     except Exception as exc:  # one document's failure, whatever it is, must not end the run
@@ -336,7 +336,7 @@ def _write_to_shared(task: BatchTask, entry: BatchEntry, document: Any) -> None:
     try:
         retriever = pickle.loads(task.shared_retriever or b"")
         try:
-            retriever.index(task.name, _page_texts(document))
+            retriever.index(task.name, page_texts(document))
         finally:
             retriever.close()
     except Exception as exc:
@@ -387,6 +387,38 @@ def _check_options(options: dict[str, Any]) -> None:
         options.get("dpi", 150),
         metadata,
     )
+
+
+def check_run(
+    out_dir: str | os.PathLike[str],
+    *,
+    engine: str,
+    workers: int | None,
+    address: str | None,
+    model_rate: int | None,
+    options: dict[str, Any],
+) -> tuple[int | None, int | None]:
+    """Raise what :func:`index_documents` raises for its options, before any work and without doing any
+    (the command line checks them before it opens a retriever). Returns ``(workers, model_rate)``."""
+    if engine not in ENGINES:
+        raise InvalidOptionError(f"engine must be 'local' or 'ray'; got {engine!r}.")
+    workers = _whole("workers", workers)
+    model_rate = _whole("model_rate", model_rate)
+    if model_rate is not None and options.get("model") is None:
+        raise InvalidOptionError(
+            "model_rate bounds model calls; pass model= as well (or leave model_rate out)."
+        )
+    if address is not None and engine != "ray":
+        raise InvalidOptionError("address= names a Ray cluster; pass engine='ray' as well.")
+    _check_options(options)
+    if engine == "ray":
+        from .ray_engine import import_ray
+
+        import_ray()  # a missing extra is said before any work
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise OutputExistsError(f"out_dir {str(out)!r} is a file, not a folder; choose another out_dir.")
+    return workers, model_rate
 
 
 def _whole(name: str, value: Any) -> int | None:
@@ -454,28 +486,14 @@ def index_documents(
     imports the calling script's main module: a script that calls this with more than one worker needs the
     ``if __name__ == "__main__":`` guard.
     """
-    if engine not in ENGINES:
-        raise InvalidOptionError(f"engine must be 'local' or 'ray'; got {engine!r}.")
-    workers = _whole("workers", workers)
-    model_rate = _whole("model_rate", model_rate)
-    if model_rate is not None and options.get("model") is None:
-        raise InvalidOptionError(
-            "model_rate bounds model calls; pass model= as well (or leave model_rate out)."
-        )
-    if address is not None and engine != "ray":
-        raise InvalidOptionError("address= names a Ray cluster; pass engine='ray' as well.")
     if retriever is not None and not callable(getattr(retriever, "index", None)):
         raise InvalidOptionError(
             f"retriever must have an index(doc_id, pages) method; got {type(retriever).__name__}."
         )
-    _check_options(options)
-    if engine == "ray":
-        from .ray_engine import import_ray
-
-        import_ray()  # a missing extra is said before any work
+    workers, model_rate = check_run(
+        out_dir, engine=engine, workers=workers, address=address, model_rate=model_rate, options=options
+    )
     out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise OutputExistsError(f"out_dir {str(out)!r} is a file, not a folder; choose another out_dir.")
     documents = collect_documents(sources, out)
     if engine == "local":
         used_workers = min(workers or os.cpu_count() or 1, max(len(documents), 1))
@@ -500,6 +518,9 @@ def index_documents(
         import pickle
 
         shared = pickle.dumps(retriever)
+        # libpq takes the password, the user, TLS files... from PG* variables too: the workers connect with
+        # this process's (where a worker's own environment sets one, its own is kept).
+        environment.update({key: value for key, value in os.environ.items() if key.startswith("PG")})
     tasks = []
     for name, source, output in documents:
         kind = EXTENSION_KINDS.get(os.path.splitext(source)[1].lower())

@@ -393,22 +393,30 @@ def _summary(rows: list[tuple[str, dict[str, Any] | None]], seconds: float) -> N
     Console(width=120, highlight=False).print(table)
 
 
-def _search_pages(file: str, password: str | None) -> list[dict[str, Any]]:
-    """The pages of a file as page dicts: PyMuPDF for PDFs, the page index for Markdown and text, and a
-    saved page index's own pages (a ``.pageindex`` folder or its ``document.json``)."""
-    from .store import DOCUMENT_FILE, load_index
-    from .view.matches import document_pages  # the pages `view --query` searches, too
+def _is_saved_index(file: str) -> bool:
+    from .store import DOCUMENT_FILE
 
-    path = Path(file)
-    if path.is_dir() or path.name == DOCUMENT_FILE:
-        return document_pages(load_index(path))
-    if path.suffix.lower() == ".pdf":
+    return Path(file).is_dir() or Path(file).name == DOCUMENT_FILE
+
+
+def _search_pages(file: str, password: str | None) -> list[dict[str, Any] | None]:
+    """The pages of a file as the retriever indexes them: PyMuPDF's text for PDFs; for Markdown and text,
+    and for a saved page index (a ``.pageindex`` folder or its ``document.json``), each page's Markdown
+    with its section paths and descriptions, as ``DocumentLoaderPageIndex`` and ``index --retriever``
+    give them (image and table descriptions included)."""
+    from .batch import page_texts
+
+    if _is_saved_index(file):
+        from .store import load_index
+
+        return page_texts(load_index(file))
+    if Path(file).suffix.lower() == ".pdf":
         from .pdf_pages import read_pdf_pages
 
-        return read_pdf_pages(file, password=password)
+        return list(read_pdf_pages(file, password=password))
     from .indexing import build_index
 
-    return document_pages(build_index(file))
+    return page_texts(build_index(file))
 
 
 def _matches(retriever: Any, doc_id: str, query: str, max_pages: int) -> list[dict[str, Any]]:
@@ -427,7 +435,7 @@ def _search_index(args: argparse.Namespace) -> list[dict[str, Any]] | int:
     after saying what went wrong."""
     from .cli_batch import open_cli_retriever
 
-    retriever, code = open_cli_retriever(args.retriever, args.schema)
+    retriever, code = open_cli_retriever(args.retriever, args.schema, read_only=True)
     if retriever is None:
         return code
     try:
@@ -468,6 +476,9 @@ def _run_search(args: argparse.Namespace) -> int:
         found = found_in_index
     elif args.schema is not None:
         _error("--schema names the PostgreSQL schema of --retriever; give --retriever too.")
+        return EXIT_USAGE
+    elif args.password is not None and _is_saved_index(args.file):
+        _error("--password opens an encrypted PDF; a saved page index needs none.")
         return EXIT_USAGE
     else:
         try:

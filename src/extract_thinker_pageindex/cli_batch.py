@@ -99,6 +99,24 @@ def run_batch(args: argparse.Namespace) -> int:
     if args.parallel < 1:
         _error("--parallel must be at least 1")
         return EXIT_USAGE
+    from .batch import check_run
+    from .errors import InvalidOptionError, UnsupportedFormatError
+
+    try:  # before a retriever is opened (and perhaps created) for a run that would not start
+        check_run(
+            args.output,
+            engine=args.engine,
+            workers=args.workers,
+            address=args.address,
+            model_rate=args.model_rate,
+            options=_options(args),
+        )
+    except (InvalidOptionError, UnsupportedFormatError) as exc:
+        _error(str(exc))
+        return EXIT_USAGE
+    except Exception as exc:  # out_dir is a file
+        _error(f"{' '.join(str(exc).split()) or type(exc).__name__} ({type(exc).__name__})")
+        return EXIT_FAILED
     if args.retriever is None:
         if args.schema is not None:
             _error("--schema names the PostgreSQL schema of --retriever; give --retriever too.")
@@ -111,14 +129,14 @@ def run_batch(args: argparse.Namespace) -> int:
         return _run(args, retriever)
 
 
-def open_cli_retriever(target: str, schema: str | None) -> tuple[Any, int]:
+def open_cli_retriever(target: str, schema: str | None, *, read_only: bool = False) -> tuple[Any, int]:
     """``(retriever, EXIT_OK)`` for what ``--retriever`` and ``--schema`` name, or ``(None, exit code)``
-    after saying why it cannot be opened (``EXIT_USAGE`` for a bad option)."""
+    after saying why it cannot be opened (``EXIT_USAGE`` for a bad option or, ``read_only``, no index)."""
     from .errors import InvalidOptionError
     from .retrieval.target import open_retriever
 
     try:
-        return open_retriever(target, schema=schema), EXIT_OK
+        return open_retriever(target, schema=schema, read_only=read_only), EXIT_OK
     except InvalidOptionError as exc:
         _error(str(exc))
         return None, EXIT_USAGE

@@ -91,8 +91,11 @@ def translate_error(exc: BaseException, action: str, *, where: str) -> PageIndex
     return RetrieverError(f"Cannot {action} {where}: {first_line}.")
 
 
-def prepare_schema(conn: psycopg.Connection, schema: str, config: str | None, *, where: str) -> str:
-    """Find the retriever's tables in ``schema``, or create them (the schema too) if none is there.
+def prepare_schema(
+    conn: psycopg.Connection, schema: str, config: str | None, *, where: str, create: bool = True
+) -> str:
+    """Find the retriever's tables in ``schema``, or create them (the schema too) if none is there and
+    ``create``.
 
     Creation runs under an advisory lock, so many processes opening a new schema at once create it once.
 
@@ -103,6 +106,7 @@ def prepare_schema(conn: psycopg.Connection, schema: str, config: str | None, *,
             (:data:`OWN_CONFIG`, made in the schema): Porter stems, no stop words, hyphenated words as
             their parts — the tokens FTS5's ``porter unicode61`` makes, so both backends rank alike.
         where: The server and schema, as messages name them.
+        create: Create the index when there is none; otherwise that is an ``InvalidOptionError``.
 
     Returns:
         The text search configuration the index uses: the one it was created with.
@@ -115,12 +119,18 @@ def prepare_schema(conn: psycopg.Connection, schema: str, config: str | None, *,
     """
     with conn.transaction():
         if _existing(conn, schema) != set(_TABLES):
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SETUP_LOCK,))
+            if create:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)", (_SETUP_LOCK,))
             found = _existing(conn, schema)
             if found and "pi_meta" not in found:
                 raise IndexFormatError(
                     f"{where} holds tables named like the page retriever's ({', '.join(sorted(found))}) "
                     "that are not its own; use another schema."
+                )
+            if not found and not create:
+                raise InvalidOptionError(
+                    f"read_only=True opens an existing index, and {where} holds none; check the schema "
+                    "(and the database), or drop read_only to create one."
                 )
             if not found:
                 _create(conn, schema, config, where=where)

@@ -32,7 +32,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed wherever
         "pip install 'extract-thinker-pageindex[postgres]'"
     ) from exc
 
-from ..errors import InvalidOptionError, RetrieverClosedError
+from ..errors import InvalidOptionError, RetrieverClosedError, RetrieverError
 from .base import BasePageRetriever, DocumentView, PageMatch, PageRow, not_indexed
 from .page_text import WORD, Page
 from .pg_database import connection_lost, prepare_schema, redacted, translate_error
@@ -115,10 +115,14 @@ class PostgresPageRetriever(BasePageRetriever):
         ranking: The ranking's switches and weights (as for ``SQLitePageRetriever``).
         profile: The domain profile (``FINANCE`` by default; ``None`` for none).
         synonyms: More phrases searched with a query phrase.
+        read_only: Open an existing index for searching only: nothing is created (no schema, no tables,
+            so a mistyped schema is an error rather than a new empty index, and a read-only user or a hot
+            standby can open it), and ``index`` and ``delete`` raise ``RetrieverError``.
 
     Raises:
-        InvalidOptionError: an option cannot work, the connection string cannot be read, or
-            ``text_search_config`` is no configuration of the server.
+        InvalidOptionError: an option cannot work, the connection string cannot be read,
+            ``text_search_config`` is no configuration of the server, or ``read_only=True`` names a schema
+            without an index.
         RetrieverConnectionError: the server cannot be reached, or refuses the login or the database.
         IndexFormatError: the schema holds an index of another schema version, or tables named like the
             retriever's that are not its own.
@@ -144,6 +148,7 @@ class PostgresPageRetriever(BasePageRetriever):
         ranking: Ranking | None = None,
         profile: RetrievalProfile | None = FINANCE,
         synonyms: Mapping[str, Iterable[str]] | None = None,
+        read_only: bool = False,
     ) -> None:
         super().__init__(ranking=ranking, profile=profile, synonyms=synonyms)
         if not isinstance(dsn, str):
@@ -176,7 +181,10 @@ class PostgresPageRetriever(BasePageRetriever):
             "ranking": ranking,
             "profile": profile,
             "synonyms": synonyms,
+            "read_only": read_only,
         }
+        #: Whether the index was opened for searching only (``index`` and ``delete`` then raise).
+        self.read_only = bool(read_only)
         #: The connection string without its password.
         self.dsn = redacted(dsn)
         #: The schema of the retriever's tables.
@@ -194,7 +202,9 @@ class PostgresPageRetriever(BasePageRetriever):
         try:
             with psycopg.connect(dsn, **self._connect_options) as conn:
                 #: The text search configuration of the index (the one it was created with).
-                self.text_search_config = prepare_schema(conn, schema, text_search_config, where=self._where)
+                self.text_search_config = prepare_schema(
+                    conn, schema, text_search_config, where=self._where, create=not read_only
+                )
         except psycopg.Error as exc:
             raise translate_error(exc, "connect to", where=self._where) from exc
         self._pool = self._new_pool()
@@ -284,12 +294,21 @@ class PostgresPageRetriever(BasePageRetriever):
     # -- writing --------------------------------------------------------------------------------------
 
     def index(self, doc_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None:
+        self._check_writable()
         return self._call("write to", lambda: BasePageRetriever.index(self, doc_id, pages))
 
     index.__doc__ = BasePageRetriever.index.__doc__
 
     def delete(self, doc_id: str) -> bool:
+        self._check_writable()
         return self._call("write to", lambda: BasePageRetriever.delete(self, doc_id))
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise RetrieverError(
+                f"{self._where} is open read-only (it was opened with read_only=True): search it, or open "
+                "it without read_only to index into or delete from."
+            )
 
     delete.__doc__ = BasePageRetriever.delete.__doc__
 
