@@ -130,10 +130,21 @@ def test_an_unknown_database_is_a_connection_error(postgres_dsn: str):
         PostgresPageRetriever(dsn, timeout=5)
 
 
-@pytest.mark.parametrize("dsn", ["not a connection string ===", "host=127.0.0.1 port='unterminated"])
+@pytest.mark.parametrize(
+    "dsn",
+    [
+        "not a connection string ===",
+        "host=127.0.0.1 port='unterminated",
+        "postgresql://reader:S3cr%zzPW@127.0.0.1/pages",  # a bad escape inside the password
+        "host=127.0.0.1 S3cretPW",
+    ],
+)
 def test_an_unreadable_connection_string_is_an_invalid_option(dsn: str):
-    with pytest.raises(InvalidOptionError, match=r"connection string cannot be read: \S.*\. Pass a URL"):
+    with pytest.raises(
+        InvalidOptionError, match=r"connection string cannot be read: \S.*\. Pass a URL"
+    ) as caught:
         PostgresPageRetriever(dsn)
+    assert "S3cr" not in str(caught.value)  # what libpq quotes of the string is not repeated
 
 
 @pytest.mark.parametrize(

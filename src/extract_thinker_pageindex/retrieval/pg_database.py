@@ -7,6 +7,8 @@ connection or an error it is given. Needs the ``[postgres]`` extra (psycopg 3).
 
 from __future__ import annotations
 
+import re
+
 import psycopg
 from psycopg import sql
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -37,9 +39,10 @@ def redacted(dsn: str) -> str:
     try:
         params = conninfo_to_dict(dsn)
     except psycopg.ProgrammingError as exc:
+        # libpq quotes the part it could not read, which may be (part of) the password: never repeated.
+        problem = re.sub(r'"[^"]*"', '"..."', str(exc).replace(dsn, "...") if dsn else str(exc)).strip()
         raise InvalidOptionError(
-            "The PostgreSQL connection string cannot be read: "
-            f"{(str(exc).replace(dsn, '...') if dsn else str(exc)).strip()}. Pass a URL such as "
+            f"The PostgreSQL connection string cannot be read: {problem}. Pass a URL such as "
             "'postgresql://user@host:5432/dbname' or 'host=... dbname=... user=...'."
         ) from None
     params.pop("password", None)
