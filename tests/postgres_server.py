@@ -80,6 +80,14 @@ class PostgresServer:
     def stop(self) -> None:
         self._run("pg_ctl", "-D", str(self.data), "-m", "fast", "-w", "stop")
 
+    def replicate(self, primary_dsn: str) -> PostgresServer:
+        """Make this (not yet started) cluster a hot standby of ``primary_dsn``: a base backup of the
+        primary, streaming its WAL from then on (``start()`` then serves read-only queries)."""
+        self._run(
+            "pg_basebackup", "-d", primary_dsn, "-D", str(self.data), "-R", "-X", "stream", "-c", "fast"
+        )
+        return self
+
     def remove(self) -> None:
         with contextlib.suppress(subprocess.CalledProcessError):
             self.stop()

@@ -456,6 +456,40 @@ def test_read_only_works_for_a_user_who_may_only_read(postgres_dsn: str, schemas
         execute(postgres_dsn, sql.SQL("DROP ROLE {}").format(sql.Identifier(role)))
 
 
+def test_a_hot_standby_serves_read_only_searches(postgres_dsn: str, schemas: list[str]):
+    # The deployment of docs/scale.md: writes go to the primary, searches to a streaming replica.
+    if os.environ.get("PAGEINDEX_TEST_POSTGRES_DSN"):
+        pytest.skip("a standby is made from a primary these tests start themselves")
+    from postgres_server import PostgresServer, find_binaries
+
+    schema = new_schema(schemas)
+    with PostgresPageRetriever(postgres_dsn, schema=schema) as writer:
+        writer.index("doc", PAGES)
+        binaries = find_binaries()
+        assert binaries is not None
+        standby = PostgresServer(binaries).replicate(postgres_dsn).start()
+        try:
+            with PostgresPageRetriever(standby.dsn, schema=schema, read_only=True) as reader:
+                assert [match.page_number for match in reader.search("doc", "dividend")] == [5]
+                writer.index("doc2", ["A later filing declares a special dividend."])
+                deadline = time.monotonic() + 60
+                while "doc2" not in reader:  # streamed from the primary within moments
+                    assert time.monotonic() < deadline, "the standby never received the write"
+                    time.sleep(0.05)
+                assert [match.page_number for match in reader.search("doc2", "special dividend")] == [1]
+            # A writable retriever on the standby: the server refuses the write, and nothing changes.
+            with (
+                PostgresPageRetriever(standby.dsn, schema=schema) as on_standby,
+                pytest.raises(RetrieverError, match="read-only"),
+            ):
+                on_standby.index("doc", ["would replace the pages"])
+            # A new index cannot be created there: a clear error, not a half-made schema.
+            with pytest.raises(RetrieverError, match="the server is read-only"):
+                PostgresPageRetriever(standby.dsn, schema=new_schema(schemas))
+        finally:
+            standby.remove()
+
+
 def test_workers_connect_with_the_callers_libpq_settings(
     tmp_path: Path, postgres_dsn: str, schemas: list[str], monkeypatch: pytest.MonkeyPatch
 ):
