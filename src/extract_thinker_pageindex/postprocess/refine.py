@@ -17,7 +17,10 @@ from ..model import ImageNode, Page, PageRefinement, TableNode, TextContract
 
 __all__ = ["PageReview", "REVIEW_OBJECTIVE", "refine_pages", "sample_pages"]
 
-_TEXT_HIDDEN = {"image_data", "bbox"}
+# What the reviewer is not shown: what the package fills itself (picture bytes and paths, group ids) and,
+# for text nodes, their boxes; empty fields are left out too.
+_HIDDEN = {"image_data", "image_path", "group_id"}
+_TEXT_HIDDEN = _HIDDEN | {"bbox"}
 
 REVIEW_OBJECTIVE = """You check the extraction of one document page against the page image.
 Score it from 0 to 1 against these criteria, each weighing a quarter:
@@ -54,7 +57,8 @@ def _review(client: ModelClient, page: Page, png: bytes) -> PageReview:
     extraction = json.dumps(
         [
             node.model_dump(
-                exclude={"image_data"} if isinstance(node, (ImageNode, TableNode)) else _TEXT_HIDDEN
+                exclude=_HIDDEN if isinstance(node, (ImageNode, TableNode)) else _TEXT_HIDDEN,
+                exclude_none=True,
             )
             for node in page.nodes
         ],
