@@ -417,6 +417,19 @@ def test_view_rewrites_its_own_output(sample: Path, tmp_path: Path) -> None:
     assert sorted(path.name for path in out.parent.iterdir()) == ["doc.html", "doc_files"]
 
 
+def test_a_file_that_is_not_a_view_is_never_written_over(
+    sample: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    mine = tmp_path / "report.html"
+    mine.write_text("<html><body>My own report.</body></html>", encoding="utf-8")
+    with pytest.raises(OutputExistsError, match="is not a view written by this command"):
+        view_index(sample, output=mine)
+    assert main(["view", str(sample), "-o", str(mine)]) == 1
+    assert "is not a view written by this command" in capsys.readouterr().err
+    assert mine.read_text(encoding="utf-8") == "<html><body>My own report.</body></html>"
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["report.html"]  # no pictures either
+
+
 def test_cli_view_writes_the_default_file(
     sample: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

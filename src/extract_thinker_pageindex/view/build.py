@@ -262,12 +262,29 @@ def _check_output(target: Path, index_root: Path, source_path: Path | None) -> N
                 f"{str(target)!r} would be written inside the page index {str(index_root)!r}; "
                 "name an HTML file outside it."
             )
+    if os.path.lexists(target) and not _is_view(target):
+        raise OutputExistsError(
+            f"{str(target)!r} exists and is not a view written by this command; move it away or choose "
+            "another output name."
+        )
     folder = images_folder(target)
     if os.path.lexists(folder) and not _is_images_folder(folder):
         raise OutputExistsError(
             f"{str(folder)!r} exists and is not a folder of page images written by view; "
             "move it away or choose another output name."
         )
+
+
+def _is_view(path: Path) -> bool:
+    """Whether ``path`` is an HTML file a view wrote (its generator mark is in its head)."""
+    from .html import GENERATOR_MARK
+
+    try:
+        with path.open("rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return False
+    return GENERATOR_MARK.encode() in head
 
 
 def _is_images_folder(folder: Path) -> bool:

@@ -19,11 +19,13 @@ if TYPE_CHECKING:
     from .build import PageView
     from .matches import QueryResult
 
-__all__ = ["NODE_TYPES", "json_for_script", "marked_html", "render_html"]
+__all__ = ["GENERATOR_MARK", "NODE_TYPES", "json_for_script", "marked_html", "render_html"]
 
 #: The node types the view draws, in legend order.
 NODE_TYPES = ("heading", "paragraph", "list_item", "table", "image", "header", "footer", "metadata")
 
+#: The mark in the head of every view: only a file that carries it is ever written over.
+GENERATOR_MARK = '<meta name="generator" content="extract-thinker-pageindex view">'
 _CSP = "default-src 'none'; img-src data: file: 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 _SNIPPET_MARK = re.compile(r"\[([^\[\]]+)\]")
 
@@ -232,7 +234,7 @@ def render_html(
         '<html lang="en"><head><meta charset="utf-8">'
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        '<meta name="generator" content="extract-thinker-pageindex view">'
+        f"{GENERATOR_MARK}"
         f"<title>{escape(title)} — page index</title>"
         f"<style>{_asset('view.css')}</style></head>\n"
         f'<body><aside id="side">{"".join(side)}</aside>\n'
