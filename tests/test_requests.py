@@ -173,6 +173,23 @@ def test_anthropic_requests_mark_the_prefix_for_prompt_caching() -> None:
 
 
 @pytest.mark.parametrize(
+    ("model", "marked"),
+    [
+        ("anthropic/claude-3-5-sonnet-20241022", True),
+        ("vertex_ai/claude-3-5-sonnet-v2@20241022", True),
+        ("bedrock/us.anthropic.claude-3-7-sonnet-20250219-v1:0", True),  # litellm lists caching for it
+        ("bedrock/anthropic.claude-3-sonnet-20240229-v1:0", False),  # Bedrock has no caching for it
+        ("bedrock/anthropic.claude-not-a-model-v9:0", False),  # unknown to litellm: no marker to refuse
+    ],
+)
+def test_bedrock_models_are_marked_for_caching_only_where_it_exists(model: str, marked: bool) -> None:
+    client = ModelClient(model, structured_output=False)
+    assert client.family == "anthropic"  # page pictures sized for Claude either way
+    messages, _ = client.request([{"role": "system", "content": "Give the title."}], TitleAnswer)
+    assert isinstance(messages[0]["content"], list) is marked
+
+
+@pytest.mark.parametrize(
     ("model", "family"),
     [
         ("gpt-4o", "openai"),

@@ -212,9 +212,10 @@ class ModelClient:
         self.max_backoff = max_backoff
         self.sleep = sleep
         self.usage = Usage()
-        from .prompting import family_of, supports_response_schema
+        from .prompting import family_of, marks_prompt_cache, supports_response_schema
 
         self.family = family_of(self.model)
+        self.cache_marker = self.family == "anthropic" and marks_prompt_cache(self.model)
         if image_limits is not None and not isinstance(image_limits, ImageLimits):
             raise InvalidOptionError(f"image_limits must be an ImageLimits; got {image_limits!r}.")
         self.image_limits = image_limits or default_image_limits(self.model)
@@ -260,7 +261,7 @@ class ModelClient:
             prefix = messages[0]["content"]
             if not self.structured_output:
                 prefix = f"{prefix}\n\n{schema_instruction(response_model)}"
-            if self.family == "anthropic":
+            if self.cache_marker:
                 messages[0]["content"] = [
                     {"type": "text", "text": prefix, "cache_control": {"type": "ephemeral"}}
                 ]

@@ -175,6 +175,20 @@ def family_of(model: str) -> str:
     return "other"
 
 
+def marks_prompt_cache(model: str) -> bool:
+    """Whether the fixed prefix of an Anthropic model's requests carries a ``cache_control`` marker: always
+    on Anthropic's own API and Vertex AI; on Bedrock only where litellm lists prompt caching for the model
+    (Bedrock refuses cache points on models without it)."""
+    if not model.lower().startswith("bedrock/"):
+        return True
+    from litellm.utils import supports_prompt_caching
+
+    try:
+        return bool(supports_prompt_caching(model=model))
+    except Exception:  # a name litellm does not know: no marker, nothing to refuse
+        return False
+
+
 def supports_response_schema(model: str) -> bool:
     """Whether litellm reports that ``model`` accepts a JSON schema as ``response_format``."""
     import litellm
