@@ -18,7 +18,7 @@ from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
-from ..errors import InvalidOptionError, NoMatchError
+from ..errors import InvalidOptionError, NoMatchError, RetrieverError
 from .page_text import Page, page_facts, page_list, page_text_fields, title_zone
 from .profiles import FINANCE, GENERAL_SYNONYMS, RetrievalProfile
 from .query import QueryPlan, analyse_query, query_words
@@ -129,6 +129,10 @@ class BasePageRetriever(ABC):
     #: A copy pickled to another process or machine reaches the same index (a database server), so batch
     #: workers may write to it themselves. False for a file on one machine.
     shared_across_machines: ClassVar[bool] = False
+    #: Whether the index was opened for searching only (``index`` and ``delete`` then raise).
+    read_only: bool = False
+    #: Why it is read-only, for the error a write gets.
+    _read_only_reason = "it was opened with read_only=True"
 
     def __init__(
         self,
@@ -192,6 +196,19 @@ class BasePageRetriever(ABC):
         empty when the page is not indexed or holds none of them."""
 
     # -- writing --------------------------------------------------------------------------------------
+
+    def _subject(self) -> str:
+        """What the index is, as error messages begin ("The retriever database 'pages.sqlite'")."""
+        return f"This {type(self).__name__}"
+
+    def _check_writable(self) -> None:
+        """Raise ``RetrieverError`` for a write to an index open read-only (backends call it before
+        writing, once they know the retriever is open)."""
+        if self.read_only:
+            raise RetrieverError(
+                f"{self._subject()} is open read-only ({self._read_only_reason}): search it, or open it "
+                "writable to index into or delete from."
+            )
 
     def index(self, doc_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None:
         """Index the pages of a document, atomically replacing any pages indexed under ``doc_id`` before.

@@ -32,7 +32,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed wherever
         "pip install 'extract-thinker-pageindex[postgres]'"
     ) from exc
 
-from ..errors import InvalidOptionError, RetrieverClosedError, RetrieverError
+from ..errors import InvalidOptionError, RetrieverClosedError
 from .base import BasePageRetriever, DocumentView, PageMatch, PageRow, not_indexed
 from .page_text import WORD, Page
 from .pg_database import connection_lost, prepare_schema, redacted, translate_error
@@ -303,14 +303,10 @@ class PostgresPageRetriever(BasePageRetriever):
         self._check_writable()
         return self._call("write to", lambda: BasePageRetriever.delete(self, doc_id))
 
-    def _check_writable(self) -> None:
-        if self.read_only:
-            raise RetrieverError(
-                f"{self._where} is open read-only (it was opened with read_only=True): search it, or open "
-                "it without read_only to index into or delete from."
-            )
-
     delete.__doc__ = BasePageRetriever.delete.__doc__
+
+    def _subject(self) -> str:
+        return f"The retriever schema {self.schema!r} on {self.dsn!r}"
 
     def _write(self, doc_id: str, rows: list[PageRow]) -> None:
         key = _doc_key(doc_id)

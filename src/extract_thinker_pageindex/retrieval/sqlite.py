@@ -213,12 +213,8 @@ class SQLitePageRetriever(BasePageRetriever):
             except sqlite3.Error as exc:
                 raise self._error(exc, action) from exc
 
-    def _check_writable(self) -> None:
-        if self.read_only:
-            raise RetrieverError(
-                f"The retriever database {self.path!r} is open read-only ({self._read_only_reason}): "
-                "search it, or open a writable file to index into or delete from."
-            )
+    def _subject(self) -> str:
+        return f"The retriever database {self.path!r}"
 
     # -- writing --------------------------------------------------------------------------------------
 
