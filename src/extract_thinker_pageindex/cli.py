@@ -404,7 +404,7 @@ def _search_pages(file: str, password: str | None) -> list[dict[str, Any] | None
     and for a saved page index (a ``.pageindex`` folder or its ``document.json``), each page's Markdown
     with its section paths and descriptions, as ``DocumentLoaderPageIndex`` and ``index --retriever``
     give them (image and table descriptions included)."""
-    from .batch import page_texts
+    from .render import page_texts
 
     if _is_saved_index(file):
         from .store import load_index
@@ -455,6 +455,7 @@ def _search_index(args: argparse.Namespace) -> list[dict[str, Any]] | int:
 
 
 def _run_search(args: argparse.Namespace) -> int:
+    from .cli_batch import schema_without_retriever
     from .errors import InvalidOptionError
     from .retrieval.sqlite import SQLitePageRetriever, require_query_words
 
@@ -474,8 +475,7 @@ def _run_search(args: argparse.Namespace) -> int:
         if isinstance(found_in_index, int):
             return found_in_index
         found = found_in_index
-    elif args.schema is not None:
-        _error("--schema names the PostgreSQL schema of --retriever; give --retriever too.")
+    elif schema_without_retriever(args):
         return EXIT_USAGE
     elif args.password is not None and _is_saved_index(args.file):
         _error("--password opens an encrypted PDF; a saved page index needs none.")

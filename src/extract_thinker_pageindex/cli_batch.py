@@ -117,16 +117,23 @@ def run_batch(args: argparse.Namespace) -> int:
     except Exception as exc:  # out_dir is a file
         _error(f"{' '.join(str(exc).split()) or type(exc).__name__} ({type(exc).__name__})")
         return EXIT_FAILED
+    if schema_without_retriever(args):
+        return EXIT_USAGE
     if args.retriever is None:
-        if args.schema is not None:
-            _error("--schema names the PostgreSQL schema of --retriever; give --retriever too.")
-            return EXIT_USAGE
         return _run(args, None)
     retriever, code = open_cli_retriever(args.retriever, args.schema)
     if retriever is None:
         return code
     with retriever:
         return _run(args, retriever)
+
+
+def schema_without_retriever(args: argparse.Namespace) -> bool:
+    """Whether ``--schema`` came without ``--retriever`` (a usage error, said here)."""
+    if args.schema is not None and args.retriever is None:
+        _error("--schema names the PostgreSQL schema of --retriever; give --retriever too.")
+        return True
+    return False
 
 
 def open_cli_retriever(target: str, schema: str | None, *, read_only: bool = False) -> tuple[Any, int]:
@@ -140,9 +147,7 @@ def open_cli_retriever(target: str, schema: str | None, *, read_only: bool = Fal
     except InvalidOptionError as exc:
         _error(str(exc))
         return None, EXIT_USAGE
-    except ImportError as exc:
-        _error(str(exc))
-    except Exception as exc:  # the server refused, the file cannot be opened: the library says which
+    except Exception as exc:  # no [postgres] extra, the server refused, the file cannot be opened
         _error(" ".join(str(exc).split()) or type(exc).__name__)
     return None, EXIT_FAILED
 

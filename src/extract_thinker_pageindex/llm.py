@@ -307,16 +307,12 @@ class ModelClient:
                 f"(response_format), which structured_output=True asks for; pass structured_output=None "
                 f"or False to send the schema in the prompt. {type(exc).__name__}: {exc}"
             ) from exc
-        attribute, consequence = {
-            "temperature": ("send_temperature", "its answers are sampled at the model's default temperature"),
-            "response_format": ("structured_output", "the answer schema now goes in the prompt"),
-        }[parameter]
+        attribute, said = _REFUSALS[parameter]
         with self._refusals:
             first = getattr(self, attribute)
             setattr(self, attribute, False)
         if first:
-            refused = "temperature=0" if parameter == "temperature" else "structured output (response_format)"
-            warnings.warn(f"{self.model} refused {refused}; {consequence}.", PageIndexWarning, stacklevel=4)
+            warnings.warn(f"{self.model} refused {said}.", PageIndexWarning, stacklevel=4)
 
     def ask(
         self,
@@ -421,6 +417,19 @@ def _answer_text(response: Any) -> tuple[str, str | None]:
     content = getattr(message, "content", None)
     return (content if isinstance(content, str) else ""), getattr(choices[0], "finish_reason", None)
 
+
+# Per optional parameter a model may refuse: the client's switch that stops sending it, and what the
+# warning says.
+_REFUSALS = {
+    "temperature": (
+        "send_temperature",
+        "temperature=0; its answers are sampled at the model's default temperature",
+    ),
+    "response_format": (
+        "structured_output",
+        "structured output (response_format); the answer schema now goes in the prompt",
+    ),
+}
 
 # Words with which providers refuse a parameter ("Unsupported value: 'temperature' does not support 0",
 # "'response_format' of type 'json_schema' is not supported with this model", "Extra inputs are not
