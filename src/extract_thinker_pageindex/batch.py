@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 from .errors import InvalidOptionError, OutputExistsError
 from .manifest import MANIFEST_FILE, Manifest, write_json_atomically
+from .render import PageTexts, page_texts
 from .sources import EXTENSION_KINDS
 
 __all__ = [
@@ -229,25 +230,6 @@ def _sha256(path: str) -> str:
     except OSError as exc:
         raise DocumentLoadError(f"Cannot read {path!r}: {exc.strerror or exc}.") from exc
     return digest.hexdigest()
-
-
-def page_texts(document: Any) -> PageTexts:
-    """The document's pages as a retriever indexes them, each at its page number (``None`` in gaps)."""
-    from .render import page_markdown, page_sections
-
-    sections = page_sections(document)
-    texts: PageTexts = [None] * (max((page.index for page in document.pages), default=-1) + 1)
-    for page in document.pages:
-        paths, descriptions = sections[page.index]
-        texts[page.index] = {
-            "content": page_markdown(page),
-            "sections": paths,
-            "section_descriptions": descriptions,
-        }
-    return texts
-
-
-PageTexts = list[dict[str, Any] | None]
 
 
 def _discard_damaged(path: Path) -> None:

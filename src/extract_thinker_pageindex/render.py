@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .model import (
     Document,
     FooterNode,
@@ -18,7 +20,7 @@ from .model import (
     level_number,
 )
 
-__all__ = ["node_markdown", "page_markdown", "page_sections"]
+__all__ = ["PageTexts", "node_markdown", "page_markdown", "page_sections", "page_texts"]
 
 
 def node_markdown(node: Node) -> str:
@@ -106,3 +108,23 @@ def page_sections(document: Document) -> dict[int, tuple[list[str], list[str]]]:
                 descriptions.append(section.description)
         result[page.index] = (paths, descriptions)
     return result
+
+
+#: A document's pages as a retriever indexes them: one page dict per page number, ``None`` in gaps.
+PageTexts = list[dict[str, Any] | None]
+
+
+def page_texts(document: Document) -> PageTexts:
+    """The document's pages as a retriever indexes them (``index_documents(retriever=...)``, ``search`` of
+    a saved index, ``view --query``): each page's Markdown with its section paths and the descriptions of
+    its sections, at its page number (``None`` in gaps)."""
+    sections = page_sections(document)
+    texts: PageTexts = [None] * (max((page.index for page in document.pages), default=-1) + 1)
+    for page in document.pages:
+        paths, descriptions = sections[page.index]
+        texts[page.index] = {
+            "content": page_markdown(page),
+            "sections": paths,
+            "section_descriptions": descriptions,
+        }
+    return texts

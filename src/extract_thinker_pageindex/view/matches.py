@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..retrieval.page_text import WORD
 
@@ -14,22 +14,10 @@ if TYPE_CHECKING:
     from ..model import Document
     from ..retrieval.sqlite import SQLitePageRetriever
 
-__all__ = ["Match", "QueryResult", "document_pages", "run_query"]
+__all__ = ["Match", "QueryResult", "run_query"]
 
 #: The id the in-memory retriever holds the one document under.
 DOC_ID = "view"
-
-
-def document_pages(document: Document) -> list[dict[str, Any]]:
-    """The pages of a document as the retriever indexes them: one page dict per page of the source (pages
-    left out of the index are empty), each the text of its nodes. Page ``n`` of a match is page index
-    ``n - 1``."""
-    count = max([document.source_page_count or 0, *(page.index + 1 for page in document.pages)])
-    pages: list[dict[str, Any]] = [{"content": ""} for _ in range(count)]
-    for page in document.pages:
-        texts = [getattr(node, "content", "") for node in page.nodes]
-        pages[page.index] = {"content": "\n\n".join(text for text in texts if text)}
-    return pages
 
 
 @dataclass(frozen=True)
@@ -75,16 +63,18 @@ class QueryResult:
 @contextmanager
 def run_query(document: Document, query: str, *, max_pages: int) -> Iterator[QueryResult]:
     """Rank the document's pages for ``query`` with an in-memory :class:`SQLitePageRetriever`, as the
-    ``search`` command does; the result can tell the query's words while the context is open.
+    ``search`` command does for a saved index (the same page texts: :func:`~..render.page_texts`); the
+    result can tell the query's words while the context is open.
 
     Raises:
         InvalidOptionError: the query has no searchable words, or ``max_pages`` is below 1.
     """
+    from ..render import page_texts
     from ..retrieval.sqlite import SQLitePageRetriever, require_query_words
 
     require_query_words(query)
     with SQLitePageRetriever() as retriever:
-        retriever.index(DOC_ID, document_pages(document))
+        retriever.index(DOC_ID, page_texts(document))
         found = retriever.search(DOC_ID, query, max_pages=max_pages)
         matches = [
             Match(
