@@ -546,6 +546,7 @@ def test_ray_model_rate_holds_across_the_cluster(
 
 def test_limiter_takes_back_a_permit_whose_lease_ran_out() -> None:
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
     from extract_thinker_pageindex.call_limit import LeaseSemaphore
 
@@ -560,6 +561,9 @@ def test_limiter_takes_back_a_permit_whose_lease_ran_out() -> None:
         await semaphore.release(token)
         return waited, await semaphore.stats()
 
-    waited, stats = asyncio.run(scenario())
+    # In a thread of its own: the session's headless browser (playwright) keeps an event loop running in
+    # this one once a view test has run.
+    with ThreadPoolExecutor(1) as thread:
+        waited, stats = thread.submit(asyncio.run, scenario()).result()
     assert waited >= 0.19  # not before the lease ran out
     assert stats == {"limit": 1, "held": 0, "peak": 1, "granted": 2}
