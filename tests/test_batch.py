@@ -111,10 +111,10 @@ def test_local_engine_indexes_every_document_and_records_the_corrupt_one(
     assert entries["report.pdf"].pages == 2
     assert entries["report.pdf"].sha256 is not None and len(entries["report.pdf"].sha256) == 64
     assert entries["report.pdf"].usage is None  # no model, no usage
-    assert load_index(out / "report.pageindex").source_page_count == 2
-    assert "turbines" in (out / "alpha.pageindex" / "document.json").read_text()
-    assert "glaciers" in (out / "sub" / "alpha.pageindex" / "document.json").read_text()
-    assert not (out / "broken.pageindex").exists()
+    assert load_index(out / "report.pdf.pageindex").source_page_count == 2
+    assert "turbines" in (out / "alpha.md.pageindex" / "document.json").read_text()
+    assert "glaciers" in (out / "sub" / "alpha.md.pageindex" / "document.json").read_text()
+    assert not (out / "broken.pdf.pageindex").exists()
     assert report.totals() == {
         "documents": 4,
         "ok": 3,
@@ -148,7 +148,7 @@ def test_a_second_run_skips_everything_up_to_date_and_retries_the_failed(
 ) -> None:
     out = tmp_path / "out"
     index_documents([corpus], out, workers=1)
-    before = (out / "report.pageindex" / "document.json").stat().st_mtime_ns
+    before = (out / "report.pdf.pageindex" / "document.json").stat().st_mtime_ns
 
     second = index_documents([corpus], out, workers=1)
 
@@ -159,14 +159,14 @@ def test_a_second_run_skips_everything_up_to_date_and_retries_the_failed(
         "sub/alpha.md": "skipped",
     }
     assert by_name(second.entries)["report.pdf"].pages == 2
-    assert (out / "report.pageindex" / "document.json").stat().st_mtime_ns == before
+    assert (out / "report.pdf.pageindex" / "document.json").stat().st_mtime_ns == before
     assert second.pages == 0
 
     write_pdf(corpus / "broken.pdf", ["Mended\n\nNow a real PDF."])
     third = index_documents([corpus], out, workers=1)
     assert statuses(third.entries)["broken.pdf"] == "ok"
     assert [entry.name for entry in third.entries if entry.status != "skipped"] == ["broken.pdf"]
-    assert load_index(out / "broken.pageindex").pages
+    assert load_index(out / "broken.pdf.pageindex").pages
 
 
 def test_changing_one_file_redoes_only_that_one(corpus: Path, tmp_path: Path) -> None:
@@ -177,7 +177,7 @@ def test_changing_one_file_redoes_only_that_one(corpus: Path, tmp_path: Path) ->
     report = index_documents([corpus], out, workers=2)
 
     assert [entry.name for entry in report.entries if entry.status == "ok"] == ["sub/alpha.md"]
-    assert "volcanoes" in (out / "sub" / "alpha.pageindex" / "document.json").read_text()
+    assert "volcanoes" in (out / "sub" / "alpha.md.pageindex" / "document.json").read_text()
 
 
 def test_changing_an_option_that_changes_the_result_redoes_all_and_others_do_not(
@@ -202,28 +202,28 @@ def test_changing_an_option_that_changes_the_result_redoes_all_and_others_do_not
 def test_an_index_that_no_longer_loads_is_built_again(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     index_documents([corpus], out, workers=1)
-    (out / "alpha.pageindex" / "document.json").write_text("{ damaged")
-    shutil.rmtree(out / "sub" / "alpha.pageindex")
+    (out / "alpha.md.pageindex" / "document.json").write_text("{ damaged")
+    shutil.rmtree(out / "sub" / "alpha.md.pageindex")
 
     report = index_documents([corpus], out, workers=1)
 
     assert statuses(report.entries)["alpha.md"] == "ok"
     assert statuses(report.entries)["sub/alpha.md"] == "ok"
     assert statuses(report.entries)["report.pdf"] == "skipped"
-    assert load_index(out / "alpha.pageindex").name == "alpha"
+    assert load_index(out / "alpha.md.pageindex").name == "alpha"
     assert sorted(path.name for path in out.iterdir() if path.name.startswith(".")) == []
 
 
 def test_a_damaged_output_holding_other_files_is_left_alone(corpus: Path, tmp_path: Path) -> None:
     out = tmp_path / "out"
     index_documents([corpus], out, workers=1)
-    (out / "alpha.pageindex" / "document.json").write_text("{ damaged")
-    (out / "alpha.pageindex" / "my-notes.txt").write_text("a file this library did not write")
+    (out / "alpha.md.pageindex" / "document.json").write_text("{ damaged")
+    (out / "alpha.md.pageindex" / "my-notes.txt").write_text("a file this library did not write")
 
     report = index_documents([corpus], out, workers=1)
 
     assert by_name(report.entries)["alpha.md"].error_type == OutputExistsError.__name__
-    assert (out / "alpha.pageindex" / "my-notes.txt").read_text() == "a file this library did not write"
+    assert (out / "alpha.md.pageindex" / "my-notes.txt").read_text() == "a file this library did not write"
 
 
 def test_the_manifest_records_content_and_options(corpus: Path, tmp_path: Path) -> None:
@@ -232,11 +232,18 @@ def test_the_manifest_records_content_and_options(corpus: Path, tmp_path: Path) 
 
     manifest = json.loads((out / MANIFEST_FILE).read_text())
     records = manifest["documents"]
-    assert set(records) == {"alpha.pageindex", "broken.pageindex", "report.pageindex", "sub/alpha.pageindex"}
-    assert records["report.pageindex"]["sha256"] == by_name(report.entries)["report.pdf"].sha256
-    assert records["broken.pageindex"]["status"] == "failed"
-    assert records["alpha.pageindex"]["options"] == records["sub/alpha.pageindex"]["options"]
-    assert records["alpha.pageindex"]["options"] != records["report.pageindex"]["options"]  # another kind
+    assert set(records) == {
+        "alpha.md.pageindex",
+        "broken.pdf.pageindex",
+        "report.pdf.pageindex",
+        "sub/alpha.md.pageindex",
+    }
+    assert records["report.pdf.pageindex"]["sha256"] == by_name(report.entries)["report.pdf"].sha256
+    assert records["broken.pdf.pageindex"]["status"] == "failed"
+    assert records["alpha.md.pageindex"]["options"] == records["sub/alpha.md.pageindex"]["options"]
+    assert (
+        records["alpha.md.pageindex"]["options"] != records["report.pdf.pageindex"]["options"]
+    )  # another kind
 
 
 def test_an_unreadable_manifest_is_a_warning_and_everything_is_redone(corpus: Path, tmp_path: Path) -> None:
@@ -264,9 +271,9 @@ def test_same_named_files_keep_apart(tmp_path: Path) -> None:
     assert [(entry.name, Path(entry.output).relative_to(out).as_posix()) for entry in report.entries] == [
         ("2021/report.md", "2021/report.md.pageindex"),
         ("2021/report.txt", "2021/report.txt.pageindex"),
-        ("2022/report.md", "2022/report.pageindex"),
+        ("2022/report.md", "2022/report.md.pageindex"),
     ]
-    assert "nickel" in (out / "2022" / "report.pageindex" / "document.json").read_text()
+    assert "nickel" in (out / "2022" / "report.md.pageindex" / "document.json").read_text()
     assert "zinc" in (out / "2021" / "report.txt.pageindex" / "document.json").read_text()
 
 
@@ -463,7 +470,7 @@ def test_ray_engine_indexes_documents_and_resumes(ray_cluster: Any, corpus: Path
     }
     assert report.engine == "ray" and report.workers == 2  # the cluster's CPUs
     assert by_name(report.entries)["broken.pdf"].error_type == "DocumentLoadError"
-    assert load_index(out / "report.pageindex").source_page_count == 2
+    assert load_index(out / "report.pdf.pageindex").source_page_count == 2
     assert seen == [1, 2, 3, 4]
     assert ray_cluster.is_initialized()  # a Ray it did not start is left running
 

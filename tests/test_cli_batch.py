@@ -36,7 +36,7 @@ def test_a_folder_is_indexed_into_the_output_folder(folder: Path, tmp_path: Path
     for name in ("lease.md", "2023/lease.md", "notes.txt"):
         assert name in stdout
     assert stderr == ""
-    assert load_index(out / "2023" / "lease.pageindex").title == "Lease 2023"
+    assert load_index(out / "2023" / "lease.md.pageindex").title == "Lease 2023"
     assert json.loads((out / REPORT_FILE).read_text())["totals"]["ok"] == 3
 
     assert main(["index", "--engine", "local", "--workers", "1", str(folder), "-o", str(out)]) == 0
@@ -117,7 +117,7 @@ def test_batch_runs_as_a_process_with_worker_processes(folder: Path, tmp_path: P
     report = json.loads(result.stdout)
     assert report["workers"] == 2
     assert report["totals"]["ok"] == 3
-    assert load_index(out / "notes.pageindex").pages
+    assert load_index(out / "notes.txt.pageindex").pages
 
 
 def test_a_long_run_lists_only_its_failures(tmp_path: Path, capsys) -> None:

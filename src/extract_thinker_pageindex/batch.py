@@ -7,18 +7,19 @@ index was built from, so the next run skips what is up to date) and ``index-repo
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import InvalidOptionError, OutputExistsError
-from .manifest import MANIFEST_FILE, Manifest, write_json_atomically
+from .errors import InvalidOptionError, OutputExistsError, PageIndexWarning
+from .files import clean_text
+from .manifest import MANIFEST_FILE, REPORT_FILE, Manifest, check_record_paths, write_json_atomically
 from .render import PageTexts, page_texts
 from .sources import EXTENSION_KINDS
 
@@ -33,7 +34,6 @@ __all__ = [
     "run_task",
 ]
 
-REPORT_FILE = "index-report.json"
 ENGINES = ("local", "ray")
 SUFFIX = ".pageindex"
 # Per-document options of build_index that a batch sets itself.
@@ -171,12 +171,16 @@ def collect_documents(
     A folder contributes its files with a supported extension (``sources.EXTENSION_KINDS``), recursively;
     hidden files and folders, ``*.pageindex`` folders and ``out_dir`` are left out. A file is taken as it is
     (an unsupported one then fails on its own). Names are paths relative to the common folder of the
-    sources, so same-named files of different folders keep apart; the index of ``a/report.pdf`` is
-    ``out_dir/a/report.pageindex``, or ``out_dir/a/report.pdf.pageindex`` when ``a/report.md`` is indexed
-    too.
+    sources, so same-named files of different folders keep apart, and each index is its whole name with
+    ``.pageindex`` added: ``a/report.pdf`` goes to ``out_dir/a/report.pdf.pageindex`` and ``a/report.md``
+    to ``out_dir/a/report.md.pageindex``. Distinct files have distinct names, so no two documents share
+    an index, and a document's index does not depend on which other files are indexed with it.
 
     Raises:
-        InvalidOptionError: ``sources`` is a single path instead of a list, or empty.
+        InvalidOptionError: ``sources`` is a single path instead of a list, or empty; or two documents
+            would still share an index: their names differ only in case on a file system that ignores
+            case, or one index would lie inside another's folder (a file given from inside a
+            ``.pageindex`` folder). Raised before any work.
     """
     if isinstance(sources, (str, os.PathLike)):
         raise InvalidOptionError(
@@ -198,38 +202,65 @@ def collect_documents(
             files[absolute] = None
     common = os.path.commonpath(roots)
     named = sorted((Path(os.path.relpath(path, common)).as_posix(), path) for path in files)
-    by_stem: dict[str, list[str]] = {}
-    for name, _ in named:
-        by_stem.setdefault(os.path.splitext(name)[0], []).append(name)
-    documents = []
-    for name, path in named:
-        stem = os.path.splitext(name)[0]
-        relative = stem if len(by_stem[stem]) == 1 else name
-        documents.append((name, path, os.path.join(os.fspath(out_dir), relative + SUFFIX)))
-    return documents
+    _check_apart([name for name, _ in named], out_dir)
+    return [(name, path, os.path.join(os.fspath(out_dir), name + SUFFIX)) for name, path in named]
+
+
+def _check_apart(names: list[str], out_dir: str | os.PathLike[str]) -> None:
+    """Refuse, before any work, names whose indexes would still meet: one inside another's folder, or two
+    that differ only in case where ``out_dir``'s file system ignores case."""
+    indexes = {name + SUFFIX for name in names}
+    for name in names:
+        parts = name.split("/")
+        for end in range(1, len(parts)):
+            if "/".join(parts[:end]) in indexes:
+                raise InvalidOptionError(
+                    f"The index of {clean_text(name)!r} would lie inside the index of "
+                    f"{clean_text('/'.join(parts[:end])[: -len(SUFFIX)])!r}; index files from inside a "
+                    f"{SUFFIX} folder on their own."
+                )
+    by_case: dict[str, str] = {}
+    for name in names:
+        other = by_case.setdefault(name.casefold(), name)
+        if other != name and _ignores_case(out_dir):
+            raise InvalidOptionError(
+                f"{clean_text(other)!r} and {clean_text(name)!r} differ only in case, and the file system of "
+                f"{clean_text(os.fspath(out_dir))!r} ignores case, so their indexes would be one folder; "
+                "rename one of them or index them into different folders."
+            )
+
+
+def _ignores_case(out_dir: str | os.PathLike[str]) -> bool:
+    """Whether the file system ``out_dir`` is on (or would be made on) treats names that differ only in
+    case as one, tried with a probe file in the nearest existing folder."""
+    folder = os.path.abspath(out_dir)
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    name = f".pageindex-case-{uuid.uuid4().hex[:12]}"
+    probe = os.path.join(folder, name)
+    try:
+        os.close(os.open(probe, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o600))
+    except OSError:
+        return False  # cannot tell; the saves refuse what is not theirs anyway
+    try:
+        return os.path.exists(os.path.join(folder, name.upper()))
+    finally:
+        os.unlink(probe)
 
 
 # -- one document, in a worker ---------------------------------------------------------------------------
 
 
 def _sha256(path: str) -> str:
-    """The file's sha256, read in chunks.
+    """The file's sha256, read through the guarded reader (a FIFO or a device is refused, not read).
 
     Raises:
-        DocumentLoadError: the file is missing, a folder or unreadable.
+        DocumentLoadError: the file is missing, not a regular file, over ``MAX_DOCUMENT_BYTES`` or unreadable.
     """
     from .errors import DocumentLoadError
+    from .files import MAX_DOCUMENT_BYTES, hash_regular_file
 
-    digest = hashlib.sha256()
-    try:
-        with open(path, "rb") as handle:
-            for chunk in iter(lambda: handle.read(1 << 20), b""):
-                digest.update(chunk)
-    except FileNotFoundError as exc:
-        raise DocumentLoadError(f"No such file: {path!r}.") from exc
-    except OSError as exc:
-        raise DocumentLoadError(f"Cannot read {path!r}: {exc.strerror or exc}.") from exc
-    return digest.hexdigest()
+    return hash_regular_file(path, limit=MAX_DOCUMENT_BYTES, error=DocumentLoadError)
 
 
 def _discard_damaged(path: Path) -> None:
@@ -400,6 +431,7 @@ def check_run(
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise OutputExistsError(f"out_dir {str(out)!r} is a file, not a folder; choose another out_dir.")
+    check_record_paths(out)
     return workers, model_rate
 
 
@@ -547,5 +579,13 @@ def index_documents(
         used_workers = ray_run.workers
     entries.sort(key=lambda entry: entry.name)
     report = BatchReport(str(out), engine, used_workers, time.perf_counter() - started, entries)
-    write_json_atomically(out / REPORT_FILE, report.to_dict())
+    try:
+        write_json_atomically(out / REPORT_FILE, report.to_dict())
+    except OSError as exc:  # the work is done and its outcome is returned: the file is the lesser loss
+        warnings.warn(
+            f"The report {clean_text(str(out / REPORT_FILE))!r} cannot be written ({exc.strerror or exc}); "
+            "the returned BatchReport holds the same.",
+            PageIndexWarning,
+            stacklevel=2,
+        )
     return report

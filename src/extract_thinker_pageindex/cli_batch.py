@@ -23,8 +23,8 @@ def add_batch_arguments(index: argparse.ArgumentParser) -> None:
     group = index.add_argument_group(
         "batch indexing",
         "With --engine, FILE may also be a folder (its supported files are indexed, recursively) and the "
-        "indexes go to --output as <relative path>.pageindex/, with index-manifest.json (a rerun skips "
-        "what is up to date) and index-report.json.",
+        "indexes go to --output as <relative path>.pageindex/ (report.pdf.pageindex), with "
+        "index-manifest.json (a rerun skips what is up to date) and index-report.json.",
     )
     group.add_argument(
         "--engine",

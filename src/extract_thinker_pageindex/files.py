@@ -1,21 +1,33 @@
 """Reading files safely: regular files only, never more than a stated number of bytes.
 
-Every file the library reads (a source document, a saved ``document.json``, an index's images) goes
-through :func:`read_regular_file`. It opens the path without blocking (a FIFO named ``report.pdf`` would
-otherwise wait forever for a writer), checks on the open descriptor that it is a regular file (not a FIFO,
-a socket or a device such as ``/dev/zero`` behind a symbolic link), and reads at most ``limit`` bytes, so
-a file that is larger than it claims, or grows while it is read, cannot take the process's memory.
+Every file the library reads (a source document, a saved ``document.json``, an index's images, a batch's
+manifest, the files a batch hashes) goes through :func:`iter_regular_file` (:func:`read_regular_file` and
+:func:`hash_regular_file` are built on it). It opens the path without blocking (a FIFO named
+``report.pdf`` would otherwise wait forever for a writer), checks on the open descriptor that it is a
+regular file (not a FIFO, a socket or a device such as ``/dev/zero`` behind a symbolic link), and reads at
+most ``limit`` bytes, so a file that is larger than it claims, or grows while it is read, cannot take the
+process's memory.
 """
 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import stat
+from collections.abc import Iterator
 
 from .errors import PageIndexError
 
-__all__ = ["MAX_DOCUMENT_BYTES", "MAX_INDEX_FILE_BYTES", "check_path", "clean_text", "read_regular_file"]
+__all__ = [
+    "MAX_DOCUMENT_BYTES",
+    "MAX_INDEX_FILE_BYTES",
+    "check_path",
+    "clean_text",
+    "hash_regular_file",
+    "iter_regular_file",
+    "read_regular_file",
+]
 
 #: The largest source document read (PDF, Markdown, text or image): 2 GiB.
 MAX_DOCUMENT_BYTES = 2 << 30
@@ -66,6 +78,50 @@ def read_regular_file(
             is allowed, a hard-linked file where that is refused, a loop of links, larger than ``limit``,
             or cannot be read.
     """
+    chunks = list(
+        iter_regular_file(
+            path,
+            limit=limit,
+            error=error,
+            label=label,
+            follow_symlinks=follow_symlinks,
+            single_link=single_link,
+        )
+    )
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
+
+
+def hash_regular_file(
+    path: str | os.PathLike[str], *, limit: int, error: type[PageIndexError], label: str | None = None
+) -> str:
+    """The sha256 (hex) of a regular file, read in chunks through the same guard as
+    :func:`read_regular_file` (a FIFO or a device is refused before a byte is read).
+
+    Raises:
+        error: as :func:`read_regular_file` raises it.
+    """
+    digest = hashlib.sha256()
+    for chunk in iter_regular_file(path, limit=limit, error=error, label=label):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+def iter_regular_file(
+    path: str | os.PathLike[str],
+    *,
+    limit: int,
+    error: type[PageIndexError],
+    label: str | None = None,
+    follow_symlinks: bool = True,
+    single_link: bool = False,
+    chunk_size: int = 1 << 24,
+) -> Iterator[bytes]:
+    """The bytes of a regular file in chunks of at most ``chunk_size``: the one guarded path every read of
+    a file goes through (the arguments and errors are :func:`read_regular_file`'s).
+
+    The checks are made before the first chunk is given; the file is closed when the iteration ends or
+    the iterator is dropped.
+    """
     name = label or _quote(path)
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     if not follow_symlinks:
@@ -96,17 +152,18 @@ def read_regular_file(
             )
         if info.st_size > limit:
             raise error(f"{name} is {info.st_size:,} bytes, over the limit of {limit:,}; refused.")
-        chunks: list[bytes] = []
         remaining = limit + 1
         while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 24))
+            try:
+                chunk = os.read(fd, min(remaining, chunk_size))
+            except OSError as exc:
+                raise error(f"Cannot read {name}: {exc.strerror or exc}.") from exc
             if not chunk:
                 break
-            chunks.append(chunk)
             remaining -= len(chunk)
-        if remaining <= 0:
-            raise error(f"{name} grew past the limit of {limit:,} bytes while it was read; refused.")
-        return b"".join(chunks)
+            if remaining <= 0:
+                raise error(f"{name} grew past the limit of {limit:,} bytes while it was read; refused.")
+            yield chunk
     except OSError as exc:
         raise error(f"Cannot read {name}: {exc.strerror or exc}.") from exc
     finally:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import time
 import uuid
 import warnings
@@ -12,14 +13,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import PageIndexWarning
+from .errors import IndexFormatError, OutputExistsError, PageIndexError, PageIndexWarning
+from .files import clean_text, read_regular_file
 
 if TYPE_CHECKING:
     from .batch import BatchEntry
 
-__all__ = ["MANIFEST_FILE", "MANIFEST_VERSION", "Manifest", "write_json_atomically"]
+__all__ = [
+    "MANIFEST_FILE",
+    "MANIFEST_VERSION",
+    "REPORT_FILE",
+    "Manifest",
+    "check_record_paths",
+    "write_json_atomically",
+]
 
 MANIFEST_FILE = "index-manifest.json"
+REPORT_FILE = "index-report.json"
 MANIFEST_VERSION = 1
 # Seconds between manifest writes while a run goes on (and once at its end): a crash loses at most this
 # much of the record, never an index.
@@ -28,11 +38,16 @@ WRITE_EVERY = 1.0
 
 def write_json_atomically(path: Path, data: Any) -> None:
     """Write JSON to ``path`` through a temporary file in the same folder and a rename: readers see the old
-    file or the new one, never half of one."""
+    file or the new one, never half of one.
+
+    Text that UTF-8 cannot encode (the lone surrogates a file name that is not UTF-8 gives, as
+    ``os.listdir`` returns it) is written as JSON's ``\\udcXX`` escape, so it reads back as it was.
+    """
+    encoded = json.dumps(data, indent=2, ensure_ascii=False).encode("utf-8", "backslashreplace")
     temporary = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:12]}")
     try:
-        with open(temporary, "w", encoding="utf-8") as handle:
-            json.dump(data, handle, indent=2, ensure_ascii=False)
+        with open(temporary, "wb") as handle:
+            handle.write(encoded)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(temporary, path)
@@ -41,18 +56,48 @@ def write_json_atomically(path: Path, data: Any) -> None:
         raise
 
 
+#: The largest manifest read; a larger one is taken as unreadable.
+MAX_MANIFEST_BYTES = 256 << 20
+
+
+def check_record_paths(out_dir: Path) -> None:
+    """Refuse, before a run does any work, an ``out_dir`` whose manifest or report path is a folder: the
+    records could not be written there at the end.
+
+    Raises:
+        OutputExistsError: ``index-manifest.json`` or ``index-report.json`` in ``out_dir`` is a folder.
+    """
+    for name in (MANIFEST_FILE, REPORT_FILE):
+        path = out_dir / name
+        try:
+            is_folder = stat.S_ISDIR(os.lstat(path).st_mode)
+        except OSError:
+            continue  # absent (or unreachable: the write then says why)
+        if is_folder:
+            raise OutputExistsError(
+                f"{clean_text(str(path))!r} is a folder, so the batch's records cannot be written there; "
+                "move it away or choose another out_dir."
+            )
+
+
 def _load(path: Path) -> dict[str, dict[str, Any]]:
     """The manifest's records by output; an unreadable manifest only means nothing is skipped (a warning)."""
-    if not path.exists():
+    if not os.path.lexists(path):
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(
+            read_regular_file(path, limit=MAX_MANIFEST_BYTES, error=IndexFormatError, label=repr(str(path)))
+        )
+        if not isinstance(data, dict):
+            raise ValueError("it is not a JSON object")
         if data.get("manifest_version") != MANIFEST_VERSION or not isinstance(data.get("documents"), dict):
             raise ValueError(f"unknown manifest_version {data.get('manifest_version')!r}")
         return {str(key): value for key, value in data["documents"].items() if isinstance(value, dict)}
-    except (OSError, ValueError, AttributeError) as exc:
+    except (PageIndexError, ValueError, RecursionError) as exc:
+        reason = "it is nested too deeply" if isinstance(exc, RecursionError) else str(exc).rstrip(".")
         warnings.warn(
-            f"The manifest {str(path)!r} cannot be read ({exc}); every document is indexed again.",
+            f"The manifest {clean_text(str(path))!r} cannot be read ({reason}); every document is indexed "
+            "again.",
             PageIndexWarning,
             stacklevel=4,
         )
@@ -73,6 +118,7 @@ class Manifest:
         self.records = _load(self.path)
         self.written = time.monotonic()
         self.dirty = False
+        self.warned = False
 
     def _key(self, output: str) -> str:
         return Path(os.path.relpath(output, self.out_dir)).as_posix()
@@ -99,9 +145,27 @@ class Manifest:
             self.save()
 
     def save(self) -> None:
-        """Write the records now, if any changed since the last write."""
+        """Write the records now, if any changed since the last write.
+
+        A write that fails (a full disk, a folder that became read-only) is a ``PageIndexWarning``, once,
+        not an error: the indexes are saved, and a lost record only means the next run builds that
+        document again. The records are tried again at the next write.
+        """
         if self.dirty:
             documents = dict(sorted(self.records.items()))
-            write_json_atomically(self.path, {"manifest_version": MANIFEST_VERSION, "documents": documents})
-            self.dirty = False
+            try:
+                write_json_atomically(
+                    self.path, {"manifest_version": MANIFEST_VERSION, "documents": documents}
+                )
+                self.dirty = False
+            except OSError as exc:
+                if not self.warned:
+                    self.warned = True
+                    warnings.warn(
+                        f"The manifest {clean_text(str(self.path))!r} cannot be written "
+                        f"({exc.strerror or exc}); the indexes are saved, but the next run builds again "
+                        "the documents it could not record.",
+                        PageIndexWarning,
+                        stacklevel=3,
+                    )
         self.written = time.monotonic()
