@@ -273,3 +273,69 @@ def test_vision_mode_sends_the_selected_pages_images(contract_pdf: Path, llm_ser
         image = Image.open(io.BytesIO(base64.b64decode(data)))
         # PyMuPDF's default page is A4, 595 x 842 pt: at 50 dpi, 414 x 585 px.
         assert image.size == (414, 585)
+
+
+def test_the_owned_retriever_keeps_only_the_latest_documents(tmp_path: Path) -> None:
+    from extract_thinker_pageindex.loaders.rag import KEPT_DOCUMENTS
+
+    paths = []
+    for number in range(30):
+        path = tmp_path / f"memo{number}.txt"
+        path.write_text(
+            f"Memo {number} intro.\n\nIndemnification clause of memo {number}.\n\nClosing {number}."
+        )
+        paths.append(path)
+    loader = DocumentLoaderRAG(ParagraphLoader(), query="indemnification", max_pages=1)
+
+    for number, path in enumerate(paths):
+        assert loader.load(path)[0]["content"] == f"Indemnification clause of memo {number}."
+        assert len(loader.retriever.doc_ids()) == min(number + 1, KEPT_DOCUMENTS)
+
+    latest = set(loader.retriever.doc_ids())
+    assert loader.load_pages(paths[-1], 1)[0]["custom"] == 1  # a recent document: not indexed again
+    assert set(loader.retriever.doc_ids()) == latest
+    # An older document was dropped, and a new load of it indexes it again.
+    assert loader.load(paths[0])[0]["content"] == "Indemnification clause of memo 0."
+    assert len(loader.retriever.doc_ids()) == KEPT_DOCUMENTS
+    loader.close()
+
+
+def test_a_retriever_passed_in_keeps_every_document(tmp_path: Path) -> None:
+    with SQLitePageRetriever(tmp_path / "all.sqlite") as retriever:
+        loader = DocumentLoaderRAG(
+            ParagraphLoader(), query="indemnification", max_pages=1, retriever=retriever
+        )
+        for number in range(10):
+            path = tmp_path / f"memo{number}.txt"
+            path.write_text(f"Intro.\n\nIndemnification of memo {number}.")
+            loader.load(path)
+        assert len(retriever.doc_ids()) == 10
+
+
+def test_threads_loading_many_documents_through_one_owned_retriever(tmp_path: Path) -> None:
+    paths = []
+    for number in range(24):
+        path = tmp_path / f"memo{number}.txt"
+        path.write_text(f"Intro {number}.\n\nIndemnification clause {number}.")
+        paths.append(path)
+    loader = DocumentLoaderRAG(ParagraphLoader(), query="indemnification", max_pages=1)
+    results: dict[int, str] = {}
+    errors: list[BaseException] = []
+
+    def work(offset: int) -> None:
+        try:
+            for number in range(offset, len(paths), 4):
+                for _ in range(3):
+                    results[number] = loader.load(paths[number])[0]["content"]
+        except BaseException as exc:  # collected, then asserted
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(offset,)) for offset in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    assert errors == []
+    assert results == {number: f"Indemnification clause {number}." for number in range(24)}
+    loader.close()

@@ -6,6 +6,7 @@ import hashlib
 import os
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from io import BytesIO
 from typing import Any
@@ -19,7 +20,12 @@ from ..retrieval.page_text import Page, page_list, page_text_fields
 from ..retrieval.sqlite import PageMatch, SQLitePageRetriever, require_query_words
 from ..sources import check_source_file
 
-__all__ = ["DocumentLoaderRAG", "document_id"]
+__all__ = ["KEPT_DOCUMENTS", "DocumentLoaderRAG", "document_id"]
+
+#: How many documents the loader's own in-memory retriever keeps: those of the latest loads, so that a
+#: document loaded again (``load_pages`` after ``load``, the extractor's second look) is not indexed again,
+#: while a long run over many documents holds a few of them, not all.
+KEPT_DOCUMENTS = 4
 
 # normalize_page_spec's message for a position past the end, which speaks of "the document".
 _OUT_OF_RANGE = re.compile(r"^Page (\d+) is out of range")
@@ -82,8 +88,11 @@ class DocumentLoaderRAG(DocumentLoader):
         max_pages: How many pages to keep at most.
         retriever: A retriever to index into and search (shared, possibly file-backed: an
             ``SQLitePageRetriever`` file, or a ``PostgresPageRetriever`` shared by many machines). It is
-            never closed by this loader. Without one, the loader owns an in-memory retriever and closes it
-            on ``close()``.
+            never closed by this loader, and every document indexed into it stays there. Without one, the
+            loader owns an in-memory retriever, closed on ``close()``, that keeps only the documents of
+            the latest ``KEPT_DOCUMENTS`` (4) loads: a document loaded again soon is not indexed again, and
+            a run over thousands of documents holds four of them, not all (an older one loaded again is
+            indexed again).
         content: Passed to ExtractThinker's ``DocumentLoader``.
         cache_ttl: Passed to ExtractThinker's ``DocumentLoader``.
 
@@ -125,6 +134,10 @@ class DocumentLoaderRAG(DocumentLoader):
         self.retriever: PageRetriever = retriever if retriever is not None else SQLitePageRetriever()
         self.last_matches: list[PageMatch] = []
         self._matches_lock = threading.Lock()
+        # The owned retriever's documents, latest load last; guarded with the index-search step, so a
+        # thread's document is never dropped between its index and its search.
+        self._kept: OrderedDict[str, None] = OrderedDict()
+        self._kept_lock = threading.Lock()
 
     # -- the framework's loader protocol, delegated to the wrapped loader ----------------------------
 
@@ -174,9 +187,15 @@ class DocumentLoaderRAG(DocumentLoader):
             self.last_matches = []
         pages = _as_pages(self.loader.load(source), self.loader, source)
         doc_id = document_id(pages)
-        if doc_id not in self.retriever:
-            self.retriever.index(doc_id, pages)
-        matches = self.retriever.search(doc_id, self.query, max_pages=self.max_pages)
+        if self._owns_retriever:
+            with self._kept_lock:
+                matches = self._index_and_search(doc_id, pages)
+                self._kept[doc_id] = None
+                self._kept.move_to_end(doc_id)
+                while len(self._kept) > KEPT_DOCUMENTS:
+                    self.retriever.delete(self._kept.popitem(last=False)[0])
+        else:
+            matches = self._index_and_search(doc_id, pages)
         if not matches:
             raise NoMatchError(
                 f"No page of {_describe(source)} matched {self.query!r}; broaden the query or load the whole "
@@ -190,6 +209,11 @@ class DocumentLoaderRAG(DocumentLoader):
         with self._matches_lock:
             self.last_matches = list(matches)
         return selected, list(matches)
+
+    def _index_and_search(self, doc_id: str, pages: list[dict[str, Any]]) -> list[PageMatch]:
+        if doc_id not in self.retriever:
+            self.retriever.index(doc_id, pages)
+        return self.retriever.search(doc_id, self.query, max_pages=self.max_pages)
 
     def load(self, source: Any) -> list[dict[str, Any]]:
         """Load the ``max_pages`` pages of a source that best match the query, in source order.
