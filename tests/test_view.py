@@ -381,8 +381,8 @@ def test_view_errors(sample: Path, tmp_path: Path) -> None:
         view_index(tmp_path / "missing.pageindex")
     moved = tmp_path / "moved.pageindex"
     shutil.copytree(sample, moved)
-    with pytest.raises(DocumentLoadError, match=r"service-agreement\.pdf"):
-        view_index(moved)
+    with pytest.raises(DocumentLoadError, match=r"'moved\.pdf' \(named as the index folder\)"):
+        view_index(moved)  # the source is looked for by the index folder's name, not the index's contents
     with pytest.raises(DocumentLoadError, match="does not exist"):
         view_index(moved, source=tmp_path / "nope.pdf")
     with pytest.raises(DocumentLoadError, match="not a regular file"):
@@ -411,7 +411,8 @@ def test_view_rewrites_its_own_output(sample: Path, tmp_path: Path) -> None:
     view_index(sample, output=out)
     view_index(sample, output=out, query="fees")
     assert sorted(path.name for path in images_folder(out).iterdir()) == [
-        f"page-{n:04d}.jpg" for n in range(1, 5)
+        ".pageindex-view",  # the view's mark: only a folder holding it is replaced
+        *(f"page-{n:04d}.jpg" for n in range(1, 5)),
     ]
     assert 'id="matches"' in out.read_text(encoding="utf-8")
     assert sorted(path.name for path in out.parent.iterdir()) == ["doc.html", "doc_files"]
@@ -462,7 +463,7 @@ def test_cli_view_errors(sample: Path, tmp_path: Path, capsys: pytest.CaptureFix
     shutil.copytree(sample, moved)
     assert main(["view", str(moved)]) == 1
     err = capsys.readouterr().err
-    assert "'service-agreement.pdf'" in err and "--source" in err
+    assert "'moved.pdf'" in err and "--source" in err
     assert main(["view", str(moved), "--source", str(tmp_path / "gone.pdf")]) == 1
     assert "gone.pdf" in capsys.readouterr().err
     assert not list(tmp_path.glob("*.html"))

@@ -159,8 +159,8 @@ def _parser() -> argparse.ArgumentParser:
     view.add_argument(
         "--source",
         metavar="FILE",
-        help="the indexed PDF or image, when it is not <name>.<extension> beside INDEX or in the current "
-        "directory",
+        help="the indexed PDF or image, when it is not the file named as INDEX beside it "
+        "(report.pageindex -> report.pdf)",
     )
     view.add_argument(
         "-o",

@@ -3,6 +3,7 @@ query, the retriever's best pages and the query's words marked on them. See :fun
 
 from __future__ import annotations
 
-from .build import default_view_path, images_folder, view_index
+from .build import default_view_path, view_index
+from .output import images_folder
 
 __all__ = ["default_view_path", "images_folder", "view_index"]

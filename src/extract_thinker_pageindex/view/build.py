@@ -4,25 +4,23 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import DocumentLoadError, InvalidOptionError, OutputExistsError
+from ..errors import DocumentLoadError, InvalidOptionError
+from ..files import check_path
+from .output import Staging, check_output, staged_view
 
 if TYPE_CHECKING:
     from ..model import Document, Node
     from .matches import QueryResult
     from .pictures import PagePicture, PageSpace, Pictures
 
-__all__ = ["PageView", "ViewNode", "default_view_path", "images_folder", "view_index"]
+__all__ = ["PageView", "ViewNode", "default_view_path", "view_index"]
 
 VIEW_SUFFIX = ".view.html"
-# A folder of page images this module wrote: only such a folder is replaced.
-_PAGE_IMAGE = re.compile(r"page-\d+\.(?:jpg|png)")
 
 
 def default_view_path(index: str | os.PathLike[str]) -> Path:
@@ -32,12 +30,6 @@ def default_view_path(index: str | os.PathLike[str]) -> Path:
         root = root.resolve()
     stem = root.name[: -len(".pageindex")] if root.name.endswith(".pageindex") else root.name
     return root.parent / f"{stem}{VIEW_SUFFIX}"
-
-
-def images_folder(output: str | os.PathLike[str]) -> Path:
-    """Where the page images of a view written to ``output`` go: ``<output stem>_files`` beside it."""
-    path = Path(output)
-    return path.with_name(f"{path.stem}_files")
 
 
 def _index_root(path: Path) -> Path:
@@ -116,9 +108,12 @@ def view_index(
 
     Args:
         index: The ``<name>.pageindex`` folder (or its ``document.json``).
-        source: The indexed file, when it is not ``<name>.<extension>`` beside the index folder or in the
-            current directory. A relative path is tried from the current directory, then beside the index.
-        output: The HTML file to write; ``<name>.view.html`` beside the index folder by default.
+        source: The indexed file, when it is not the file named as the index folder beside it
+            (``report.pageindex`` -> ``report.pdf``). A relative path is tried from the current directory,
+            then beside the index. Nothing in the index itself (its ``name``) ever chooses the file drawn.
+        output: The HTML file to write; ``<name>.view.html`` beside the index folder by default. Only a
+            view (a file opening with the view's header) and a pictures folder holding the view's mark are
+            replaced; a killed view's staging folder beside it is removed by the next view.
         query: Words to search for (as ``search`` does, with an in-memory :class:`SQLitePageRetriever`).
         max_pages: How many matches of ``query`` to list and highlight.
         embed_images: Put the page pictures in the HTML file as ``data:`` URIs (one file to share, but a
@@ -133,13 +128,15 @@ def view_index(
         IndexFormatError: no valid page index at ``index``.
         DocumentLoadError: the source of a PDF or image index cannot be found or read, or it is not the
             document indexed (another page count, or not the indexed text in the nodes' boxes).
-        InvalidOptionError: ``query`` has no searchable words, ``max_pages`` is below 1, or ``dpi`` is
-            outside 1-600.
-        OutputExistsError: ``output`` (or its images folder) is a folder this function did not write.
+        InvalidOptionError: ``query`` has no searchable words, ``max_pages`` is below 1, ``dpi`` is
+            outside 1-600, or ``output`` or ``source`` is not a usable path (a NUL, too long).
+        OutputExistsError: ``output`` is a folder, a link, a FIFO or device, the source, inside the index,
+            or a file that is not a view; its pictures folder is not one the view made; or the view cannot
+            be written there. Nothing that was there is changed.
     """
     from ..store import load_index
     from .html import render_html
-    from .pictures import find_source, source_kind
+    from .pictures import find_source, source_beside, source_kind
 
     if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
         raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
@@ -149,6 +146,9 @@ def view_index(
         from ..retrieval.base import require_query_words
 
         require_query_words(query)  # refused before anything is read or written
+    for path in (output, source):
+        if path is not None:
+            check_path(path, error=InvalidOptionError)
     document = load_index(index)
     root = _index_root(Path(index))
     target = Path(output) if output is not None else default_view_path(index)
@@ -164,70 +164,29 @@ def view_index(
             if source is not None or _has_text_boxes(document):
                 raise
             missing_source = str(exc)
-    _check_output(target, root, source_path or _recorded_source(document, root))
+    check_output(target, index_root=root, source_path=source_path or source_beside(document, root))
 
-    # Staged beside the output, so publishing is a rename on one file system. Folders created for it are
-    # removed again if the view cannot be written.
-    created = _make_parents(target.parent)
-    try:
-        staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    except BaseException:
-        _remove_created(created)
-        raise
-    published = False
-    try:
-        result_context = _query_context(document, query, max_pages)
-        with result_context as result:
+    # Staged beside the output, so publishing is a rename on one file system; see output.py.
+    with staged_view(target) as staging:
+        with _query_context(document, query, max_pages) as result:
             if source_path is not None and kind is not None:
                 from .pictures import open_pictures
 
                 with open_pictures(source_path, kind, dpi=dpi, password=password) as pictures:
                     _check_pages(document, pictures, source_path)
-                    pages = _picture_pages(document, pictures, result, staging, target, embed_images)
+                    pages = _picture_pages(document, pictures, result, staging, embed_images)
             else:
-                pages = _text_pages(document, result, staging, target, embed_images)
-        html = render_html(
-            document,
-            pages,
-            result,
-            source_name=source_path.name if source_path else None,
-            missing_source=missing_source,
-        )
-        (staging / "view.html").write_text(html, encoding="utf-8")
-        _publish(staging, target)
-        published = True
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-        if not published:
-            _remove_created(created)
+                pages = _text_pages(document, result, staging, embed_images)
+            # Inside the query's block: marking the snippets' words asks its retriever for their tokens.
+            html = render_html(
+                document,
+                pages,
+                result,
+                source_name=source_path.name if source_path else None,
+                missing_source=missing_source,
+            )
+        staging.publish(html)
     return target
-
-
-def _make_parents(folder: Path) -> list[Path]:
-    """Create ``folder`` and its missing parents; return those created, deepest first.
-
-    Raises:
-        OutputExistsError: a part of the path is a file, not a folder.
-    """
-    missing = []
-    current = folder
-    while not current.is_dir():
-        if os.path.lexists(current):
-            raise OutputExistsError(f"{str(current)!r} is not a folder; the view cannot be written in it.")
-        missing.append(current)
-        if current.parent == current:
-            break
-        current = current.parent
-    folder.mkdir(parents=True, exist_ok=True)
-    return missing
-
-
-def _remove_created(created: list[Path]) -> None:
-    for folder in created:  # deepest first; only if still empty
-        try:
-            folder.rmdir()
-        except OSError:
-            break
 
 
 def _query_context(document: Document, query: str | None, max_pages: int) -> Any:
@@ -238,59 +197,6 @@ def _query_context(document: Document, query: str | None, max_pages: int) -> Any
     from .matches import run_query
 
     return run_query(document, query, max_pages=max_pages)
-
-
-def _recorded_source(document: Document, index_root: Path) -> Path | None:
-    """The file the index records as its source, beside the index folder (a text source is not read)."""
-    if not document.extension:
-        return None
-    return index_root.resolve().parent / f"{document.name}.{document.extension.lstrip('.')}"
-
-
-def _check_output(target: Path, index_root: Path, source_path: Path | None) -> None:
-    if target.is_dir():
-        raise OutputExistsError(f"{str(target)!r} is a folder; name the HTML file to write instead.")
-    resolved = target.resolve()
-    if source_path is not None and resolved == source_path.resolve():
-        raise OutputExistsError(
-            f"{str(target)!r} is the indexed source file; name another HTML file to write."
-        )
-    index_folder = index_root.resolve()
-    for path in (resolved, images_folder(resolved)):
-        if path == index_folder or index_folder in path.parents:
-            raise OutputExistsError(
-                f"{str(target)!r} would be written inside the page index {str(index_root)!r}; "
-                "name an HTML file outside it."
-            )
-    if os.path.lexists(target) and not _is_view(target):
-        raise OutputExistsError(
-            f"{str(target)!r} exists and is not a view written by this command; move it away or choose "
-            "another output name."
-        )
-    folder = images_folder(target)
-    if os.path.lexists(folder) and not _is_images_folder(folder):
-        raise OutputExistsError(
-            f"{str(folder)!r} exists and is not a folder of page images written by view; "
-            "move it away or choose another output name."
-        )
-
-
-def _is_view(path: Path) -> bool:
-    """Whether ``path`` is an HTML file a view wrote (its generator mark is in its head)."""
-    from .html import GENERATOR_MARK
-
-    try:
-        with path.open("rb") as file:
-            head = file.read(4096)
-    except OSError:
-        return False
-    return GENERATOR_MARK.encode() in head
-
-
-def _is_images_folder(folder: Path) -> bool:
-    if folder.is_symlink() or not folder.is_dir():
-        return False
-    return all(_PAGE_IMAGE.fullmatch(entry.name) and entry.is_file() for entry in folder.iterdir())
 
 
 def _check_pages(document: Document, pictures: Pictures, source_path: Path) -> None:
@@ -351,13 +257,9 @@ def _picture_pages(
     document: Document,
     pictures: Pictures,
     result: QueryResult | None,
-    staging: Path,
-    target: Path,
+    staging: Staging,
     embed_images: bool,
 ) -> list[PageView]:
-    folder = staging / "files"
-    if not embed_images:
-        folder.mkdir()
     pages = []
     for page in document.pages:
         matched = result is not None and page.index in result.page_indexes
@@ -365,21 +267,13 @@ def _picture_pages(
         if embed_images:
             src = picture.data_uri()
         else:
-            name = f"page-{page.index + 1:04d}.{picture.suffix}"
-            (folder / name).write_bytes(picture.data)
-            src = f"{_url_path(images_folder(target).name)}/{name}"
+            src = staging.add_picture(f"page-{page.index + 1:04d}.{picture.suffix}", picture.data)
         view = _page_view(page.index, page.nodes, picture.space, result)
         view.src, view.width_px, view.height_px = src, picture.width_px, picture.height_px
         if matched and result is not None:
             view.hits = _word_hits(picture, result)
         pages.append(view)
     return pages
-
-
-def _url_path(name: str) -> str:
-    from urllib.parse import quote
-
-    return quote(name)
 
 
 def _word_hits(picture: PagePicture, result: QueryResult) -> list[tuple[float, float, float, float]]:
@@ -423,12 +317,11 @@ def _has_text_boxes(document: Document) -> bool:
 
 
 def _text_pages(
-    document: Document, result: QueryResult | None, staging: Path, target: Path, embed_images: bool
+    document: Document, result: QueryResult | None, staging: Staging, embed_images: bool
 ) -> list[PageView]:
     """Pages shown as text blocks, with the pictures the index saved for its image and table nodes."""
     import base64
 
-    folder = staging / "files"
     pages = []
     for page in document.pages:
         view = _page_view(page.index, page.nodes, None, result)
@@ -440,21 +333,7 @@ def _text_pages(
             if embed_images:
                 shown.picture = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
             else:
-                folder.mkdir(exist_ok=True)
-                name = f"{shown.id}.png"  # node ids are safe file names (the model checks them)
-                (folder / name).write_bytes(data)
-                shown.picture = f"{_url_path(images_folder(target).name)}/{name}"
+                # Node ids are safe file names (the model checks them), and never the folder's mark.
+                shown.picture = staging.add_picture(f"{shown.id}.png", data)
         pages.append(view)
     return pages
-
-
-def _publish(staging: Path, target: Path) -> None:
-    """Move the HTML (and its pictures folder, if any) into place: the folder first, so the page never
-    names pictures that are not there yet; each by a rename, so a reader never sees half a file. A
-    pictures folder of an earlier view is removed."""
-    folder = images_folder(target)
-    if os.path.lexists(folder):
-        shutil.rmtree(folder)
-    if (staging / "files").is_dir():
-        os.replace(staging / "files", folder)
-    os.replace(staging / "view.html", target)

@@ -19,13 +19,16 @@ if TYPE_CHECKING:
     from .build import PageView
     from .matches import QueryResult
 
-__all__ = ["GENERATOR_MARK", "NODE_TYPES", "json_for_script", "marked_html", "render_html"]
+__all__ = ["GENERATOR_MARK", "NODE_TYPES", "VIEW_HEAD", "json_for_script", "marked_html", "render_html"]
 
 #: The node types the view draws, in legend order.
 NODE_TYPES = ("heading", "paragraph", "list_item", "table", "image", "header", "footer", "metadata")
 
-#: The mark in the head of every view: only a file that carries it is ever written over.
+#: The generator mark of a view, in :data:`VIEW_HEAD`.
 GENERATOR_MARK = '<meta name="generator" content="extract-thinker-pageindex view">'
+#: The first bytes of every view, up to its generator mark: only a file that starts with them is ever
+#: written over (a page that merely quotes the mark, in its text or later in its head, is not a view).
+VIEW_HEAD = f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{GENERATOR_MARK}'
 _CSP = "default-src 'none'; img-src data: file: 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 _SNIPPET_MARK = re.compile(r"\[([^\[\]]+)\]")
 
@@ -230,11 +233,9 @@ def render_html(
     ]
     body = "".join(_page_html(k, page) for k, page in enumerate(pages))
     return (
-        "<!DOCTYPE html>\n"
-        '<html lang="en"><head><meta charset="utf-8">'
+        f"{VIEW_HEAD}"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        f"{GENERATOR_MARK}"
         f"<title>{escape(title)} — page index</title>"
         f"<style>{_asset('view.css')}</style></head>\n"
         f'<body><aside id="side">{"".join(side)}</aside>\n'

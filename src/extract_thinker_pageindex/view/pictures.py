@@ -19,7 +19,18 @@ from typing import Any
 from ..errors import DocumentLoadError
 from ..model import Document
 
-__all__ = ["PagePicture", "PageSpace", "Pictures", "find_source", "open_pictures", "source_kind"]
+__all__ = [
+    "PagePicture",
+    "PageSpace",
+    "Pictures",
+    "find_source",
+    "open_pictures",
+    "source_beside",
+    "source_kind",
+]
+
+#: The name ending of a page index folder (``store.SUFFIX``; not imported, to keep this module light).
+INDEX_SUFFIX = ".pageindex"
 
 #: A box as the view draws it: left, top, width, height in percent of the shown page.
 Percent = tuple[float, float, float, float]
@@ -34,14 +45,30 @@ def source_kind(document: Document) -> str | None:
     return EXTENSION_KINDS.get("." + document.extension.lower().lstrip("."))
 
 
+def source_beside(document: Document, index_root: Path) -> Path | None:
+    """Where the source of an index is looked for when none is given: the file named as the index folder,
+    beside it (``report.pageindex`` -> ``report.<extension>``); None if the index records no known
+    extension.
+
+    Only the extension is taken from the index, and only one of the known ones: a shared index's other
+    fields (its ``name`` may be an absolute path or ``../..``) never choose the file that is drawn.
+    """
+    kind = source_kind(document)
+    folder = Path(os.path.abspath(index_root))
+    stem = folder.name[: -len(INDEX_SUFFIX)] if folder.name.endswith(INDEX_SUFFIX) else folder.name
+    if kind is None or not document.extension or not stem:
+        return None
+    return folder.parent / f"{stem}.{document.extension.lstrip('.')}"
+
+
 def find_source(document: Document, index_root: Path, source: str | os.PathLike[str] | None) -> Path:
-    """The source file of an index: ``source`` when given, else the recorded ``<name>.<extension>``; a
-    relative path is looked for beside the index folder, then in the current directory.
+    """The source file of an index: ``source`` when given (a relative path is looked for from the current
+    directory, then beside the index folder), else :func:`source_beside`.
 
     Raises:
         DocumentLoadError: no such file.
     """
-    base = index_root.resolve().parent
+    base = Path(os.path.abspath(index_root)).parent
     if source is not None:
         given = Path(source)
         candidates = [given] if given.is_absolute() else [given, base / given]
@@ -54,18 +81,18 @@ def find_source(document: Document, index_root: Path, source: str | os.PathLike[
         raise DocumentLoadError(
             f"The source file {str(source)!r} does not exist (looked in {str(base)!r} too)."
         )
-    if not document.extension:
+    beside = source_beside(document, index_root)
+    if beside is None:
         raise DocumentLoadError(
             f"The page index {str(index_root)!r} does not record its source's extension; "
             "give the source file with --source (source= in Python)."
         )
-    name = f"{document.name}.{document.extension.lstrip('.')}"
-    for folder in (base, Path.cwd()):
-        if (folder / name).is_file():
-            return folder / name
+    if beside.is_file():
+        return beside
+    what = "is not a regular file" if os.path.lexists(beside) else "is not"
     raise DocumentLoadError(
-        f"The source of {str(index_root)!r}, {name!r}, is neither beside the index ({str(base)!r}) nor in "
-        "the current directory; give its path with --source (source= in Python) to draw the pages."
+        f"The source of {str(index_root)!r}, {beside.name!r} (named as the index folder), {what} beside "
+        f"the index ({str(base)!r}); give its path with --source (source= in Python) to draw the pages."
     )
 
 
