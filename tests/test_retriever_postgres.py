@@ -600,7 +600,7 @@ def test_workers_that_cannot_reach_the_index_fail_their_documents_and_a_later_ru
         for entry in report.entries:
             assert entry.error_type == "RetrieverConnectionError"
             assert "the index was saved but the retriever refused it" in (entry.error or "")
-            assert (tmp_path / "out" / f"{Path(entry.name).stem}.pageindex" / "document.json").is_file()
+            assert (tmp_path / "out" / f"{entry.name}.pageindex" / "document.json").is_file()
 
     relay.restore()
     with PostgresPageRetriever(relay.dsn(), schema=schema, timeout=2) as retriever:

@@ -7,11 +7,8 @@ connection or an error it is given. Needs the ``[postgres]`` extra (psycopg 3).
 
 from __future__ import annotations
 
-import re
-
 import psycopg
 from psycopg import sql
-from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ..errors import (
     IndexFormatError,
@@ -20,51 +17,77 @@ from ..errors import (
     RetrieverConnectionError,
     RetrieverError,
 )
+from .pg_conninfo import ConnectionString
 
-__all__ = ["OWN_CONFIG", "SCHEMA_VERSION", "connection_lost", "prepare_schema", "redacted", "translate_error"]
+__all__ = ["OWN_CONFIG", "SCHEMA_VERSION", "connection_lost", "prepare_schema", "translate_error"]
 
-#: The layout of the retriever's tables; a schema holding another is refused, never altered.
-SCHEMA_VERSION = "1"
+#: The layout of the retriever's tables; a schema holding another is refused, never altered. 2 keys a
+#: document by the SHA-256 of its id (an id of any length fits the primary key's btree; the id itself is
+#: ``pi_docs.doc_id``) and keeps the words of a page too long for one ``tsvector`` in ``pi_parts``.
+SCHEMA_VERSION = "2"
 #: The advisory lock that serialises schema creation between processes and machines ("pi" + 1).
 _SETUP_LOCK = 0x7069_0001
-_TABLES = ("pi_meta", "pi_docs", "pi_pages")
+_TABLES = ("pi_meta", "pi_docs", "pi_pages", "pi_parts")
 
 
-def redacted(dsn: str) -> str:
-    """The connection string without its password, for messages and ``repr``.
-
-    Raises:
-        InvalidOptionError: ``dsn`` is no connection string PostgreSQL's client can read.
-    """
-    try:
-        params = conninfo_to_dict(dsn)
-    except psycopg.ProgrammingError as exc:
-        # libpq quotes the part it could not read, which may be (part of) the password: never repeated.
-        problem = re.sub(r'"[^"]*"', '"..."', str(exc).replace(dsn, "...") if dsn else str(exc)).strip()
-        raise InvalidOptionError(
-            f"The PostgreSQL connection string cannot be read: {problem}. Pass a URL such as "
-            "'postgresql://user@host:5432/dbname' or 'host=... dbname=... user=...'."
-        ) from None
-    params.pop("password", None)
-    return make_conninfo("", **{key: value for key, value in params.items() if value is not None})
+#: SQLSTATEs of a connection that went away: class 08 (connection exception), and the server shutting down
+#: or starting (57P01 admin_shutdown, as ``pg_terminate_backend`` gives; 57P02 crash_shutdown; 57P03
+#: cannot_connect_now). Only these (and psycopg's own errors of a broken connection, which have none)
+#: are retried.
+_LOST_STATES = ("57P01", "57P02", "57P03")
 
 
 def connection_lost(exc: BaseException) -> bool:
-    """Whether an error says the connection itself failed (a retry on a new connection may work)."""
-    return isinstance(exc, psycopg.OperationalError) and not isinstance(exc, psycopg.errors.QueryCanceled)
+    """Whether an error says the connection itself failed, so that a retry on a new connection may work.
+
+    A refusal by the server — a value it cannot take (SQLSTATE class 22), one of its limits (class 54:
+    "string is too long for tsvector", "index row size ... exceeds"), anything else with an SQLSTATE outside
+    class 08 — is no lost connection, even where psycopg makes it an ``OperationalError``.
+    """
+    if not isinstance(exc, psycopg.OperationalError):
+        return False
+    state = getattr(exc, "sqlstate", None)
+    if state is None:
+        return True  # psycopg's or libpq's own: the connection could not be made, or broke
+    return state.startswith("08") or state in _LOST_STATES
 
 
-def translate_error(exc: BaseException, action: str, *, where: str) -> PageIndexError:
+def translate_error(
+    exc: BaseException, action: str, *, where: str, connection: ConnectionString
+) -> PageIndexError:
     """The project's error for a psycopg (or psycopg_pool) error met while doing ``action``.
+
+    Its message quotes the first line of ``exc``'s, scrubbed of what ``connection`` does not show (libpq
+    quotes a value it could not use: ``invalid integer value "pa" for connection option "port"``). Its
+    cause is ``exc``, unless ``exc``'s text holds such a value: then it has none, so that no traceback
+    prints it. Raise it with a plain ``raise``.
 
     Args:
         exc: What psycopg raised.
         action: What was being done, as it reads after "Cannot" ("connect to", "read", "write to").
         where: The server and schema, as messages name them.
+        connection: The retriever's connection string, which says what a message may show of it.
+
+    Returns:
+        The error to raise: ``RetrieverConnectionError`` for a connection that failed or was lost (the
+        only kind worth a retry, see :func:`connection_lost`), ``RetrieverError`` for a refusal by the
+        server (a right, a read-only server, a full disk, one of its limits, a value it cannot take),
+        ``IndexFormatError`` for tables that are gone.
     """
+    error = _translated(exc, action, where=where, connection=connection)
+    error.__cause__ = None if connection.leaks(str(exc)) else exc
+    error.__suppress_context__ = True
+    return error
+
+
+def _translated(
+    exc: BaseException, action: str, *, where: str, connection: ConnectionString
+) -> PageIndexError:
     from psycopg_pool import PoolTimeout
 
-    first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    text = connection.scrub(str(exc)).strip()
+    first_line = text.splitlines()[0].strip() if text else type(exc).__name__
+    state = getattr(exc, "sqlstate", None) or ""
     if isinstance(exc, PoolTimeout):
         return RetrieverConnectionError(
             f"Cannot {action} {where}: no connection to the server could be had in time ({first_line}). "
@@ -86,10 +109,25 @@ def translate_error(exc: BaseException, action: str, *, where: str) -> PageIndex
             f"Cannot {action} {where}: its tables are gone ({first_line}); something dropped them. Open a "
             "new retriever to create them again."
         )
+    if state.startswith("54"):
+        return RetrieverError(
+            f"Cannot {action} {where}: it is over a limit of PostgreSQL ({first_line}). Nothing was "
+            "changed, and trying again will not help: send less at once."
+        )
+    if state.startswith("22"):
+        return RetrieverError(
+            f"Cannot {action} {where}: the server cannot take a value it was sent ({first_line}). Nothing "
+            "was changed, and trying again will not help."
+        )
     if connection_lost(exc):
+        misread = (
+            " (a password holding '/' or '@' must be percent-encoded in a URL: %2F, %40)"
+            if connection.misread
+            else ""
+        )
         return RetrieverConnectionError(
-            f"Cannot {action} {where}: {first_line}. Check the connection string, that the server is up "
-            "and reachable, and that the user may log in to the database."
+            f"Cannot {action} {where}: {first_line}. Check the connection string{misread}, that the server "
+            "is up and reachable, and that the user may log in to the database."
         )
     return RetrieverError(f"Cannot {action} {where}: {first_line}.")
 
@@ -173,10 +211,11 @@ def _create(conn: psycopg.Connection, schema: str, config: str | None, *, where:
         ),
         (SCHEMA_VERSION, config),
     )
+    # One row per document: the SHA-256 of its id (UTF-8, surrogatepass) as the key, the id's bytes as given.
     conn.execute(
         sql.SQL(
-            "CREATE TABLE {}.pi_docs (doc_key bytea PRIMARY KEY, page_count integer NOT NULL, "
-            "indexed_at double precision NOT NULL)"
+            "CREATE TABLE {}.pi_docs (doc_key bytea PRIMARY KEY, doc_id bytea NOT NULL, "
+            "page_count integer NOT NULL, indexed_at double precision NOT NULL)"
         ).format(name)
     )
     # One row per page: its text (for snippets), its facts, its length in tokens (BM25's normalisation)
@@ -191,6 +230,17 @@ def _create(conn: psycopg.Connection, schema: str, config: str | None, *, where:
         ).format(name)
     )
     conn.execute(sql.SQL("CREATE INDEX pi_pages_tsv ON {}.pi_pages USING gin (tsv)").format(name))
+    # The words of a page too long for one tsvector (its pi_pages.tsv is then empty): one row per part of
+    # one column, its positions counted from ``start`` (the positions of the column's earlier parts).
+    conn.execute(
+        sql.SQL(
+            "CREATE TABLE {0}.pi_parts ("
+            " doc_key bytea NOT NULL, page integer NOT NULL, part integer NOT NULL, start integer NOT NULL,"
+            " tsv tsvector NOT NULL, PRIMARY KEY (doc_key, page, part),"
+            " FOREIGN KEY (doc_key, page) REFERENCES {0}.pi_pages (doc_key, page) ON DELETE CASCADE)"
+        ).format(name)
+    )
+    conn.execute(sql.SQL("CREATE INDEX pi_parts_tsv ON {}.pi_parts USING gin (tsv)").format(name))
 
 
 #: The name of the retriever's own text search configuration (and of its Porter dictionary), in its schema.

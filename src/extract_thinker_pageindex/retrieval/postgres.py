@@ -32,10 +32,12 @@ except ImportError as exc:  # pragma: no cover - the extra is installed wherever
         "pip install 'extract-thinker-pageindex[postgres]'"
     ) from exc
 
-from ..errors import InvalidOptionError, RetrieverClosedError
+from ..errors import InvalidOptionError, PageIndexError, RetrieverClosedError
 from .base import BasePageRetriever, DocumentView, PageMatch, PageRow, not_indexed
 from .page_text import WORD, Page
-from .pg_database import connection_lost, prepare_schema, redacted, translate_error
+from .pg_conninfo import ConnectionString, scrub_pool_logs
+from .pg_database import connection_lost, prepare_schema, translate_error
+from .pg_parts import PART_CHARS, PART_WORDS, cut_into_parts
 from .positions import Occurrence, PositionStatistics
 from .profiles import FINANCE, RetrievalProfile
 from .ranking import Ranking
@@ -51,6 +53,19 @@ _OPEN, _CLOSE = "\ue000", "\ue001"
 #: What PostgreSQL's text cannot hold (NUL, lone surrogates) and the highlight marks.
 _UNSTORABLE = re.compile(r"[\x00\ue000\ue001]")
 _SURROGATE = re.compile(r"[\ud800-\udfff]")
+#: What a name sent to the server cannot hold: NUL, and lone surrogates (no UTF-8 encodes them).
+_UNSENDABLE = re.compile(r"[\x00\ud800-\udfff]")
+#: The tsvector weight letter of each column: body D (the default), heading path A, descriptions B.
+_COLUMNS = {"D": 0, "A": 1, "B": 2}
+#: Highlight marks ts_headline puts around matches (private-use characters no stored text keeps).
+_OPEN, _CLOSE = "\ue000", "\ue001"
+#: What PostgreSQL's text cannot hold (NUL, lone surrogates) and the highlight marks.
+_UNSTORABLE = re.compile(r"[\x00\ue000\ue001]")
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+#: What a name sent to the server cannot hold: NUL, and lone surrogates (no UTF-8 encodes them).
+_UNSENDABLE = re.compile(r"[\x00\ud800-\udfff]")
+#: The tsvector weight letter of each column, in the order of a page row's texts.
+_WEIGHTS = ("D", "A", "B")
 _TAIL = re.compile(r"[^\w]+$")
 #: The lexemes of each query word, with their positions.
 _WORD_LEXEMES = (
@@ -59,9 +74,41 @@ _WORD_LEXEMES = (
 )
 
 
-def _doc_key(doc_id: str) -> bytes:
+#: The parts of long pages' columns, into ``pi_parts``: each part's tsvector, its positions counted on from
+#: those of the column's earlier parts (the sum of their last positions), so that a phrase or a pair of
+#: words across two parts stands as it does in the text.
+_INSERT_PARTS = sql.SQL(
+    "INSERT INTO {} (doc_key, page, part, start, tsv)"
+    " SELECT %(key)s, c.page, c.part, coalesce(sum(c.width) OVER (PARTITION BY c.page, c.weight"
+    "  ORDER BY c.part ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::integer, c.tsv"
+    " FROM (SELECT t.page, t.part, t.weight, v.tsv, (SELECT coalesce(max(p.pos), 0)"
+    "  FROM unnest(v.tsv) AS u CROSS JOIN LATERAL unnest(u.positions) AS p(pos)) AS width"
+    "  FROM unnest(%(pages)s::integer[], %(parts)s::integer[], %(weights)s::text[], %(texts)s::text[])"
+    "  AS t(page, part, weight, text) CROSS JOIN LATERAL"
+    '  (SELECT setweight(to_tsvector(%(config)s::regconfig, t.text), t.weight::"char") AS tsv) AS v) AS c'
+)
+#: The positions of a query's lexemes on a document's pages: a page's tsvector cut down to the query's
+#: lexemes (deleting every other one) before it is unnested — half the work of unnesting it whole — from
+#: ``pi_pages`` (start 0) and from the parts of long pages.
+_STATISTICS = sql.SQL(
+    "SELECT p.page, 0, u.lexeme, u.positions, u.weights FROM {pages} AS p CROSS JOIN LATERAL"
+    " unnest(ts_delete(p.tsv, tsvector_to_array(ts_delete(p.tsv, %(tokens)s::text[])))) AS u"
+    " WHERE p.doc_key = %(key)s AND p.tsv @@ %(query)s::tsquery"
+    " UNION ALL SELECT p.page, p.start, u.lexeme, u.positions, u.weights FROM {parts} AS p CROSS JOIN LATERAL"
+    " unnest(ts_delete(p.tsv, tsvector_to_array(ts_delete(p.tsv, %(tokens)s::text[])))) AS u"
+    " WHERE p.doc_key = %(key)s AND p.tsv @@ %(query)s::tsquery"
+)
+
+
+def _doc_id(doc_id: str) -> bytes:
     """A document id as stored: its UTF-8 bytes (``surrogatepass``: lossless for any string)."""
     return doc_id.encode("utf-8", "surrogatepass")
+
+
+def _doc_key(doc_id: str) -> bytes:
+    """The key of a document: the SHA-256 of its id, so that an id of any length fits the btree of the
+    primary keys (an entry of 2,704 bytes at most)."""
+    return hashlib.sha256(_doc_id(doc_id)).digest()
 
 
 def _storable(text: str) -> str:
@@ -103,6 +150,9 @@ class PostgresPageRetriever(BasePageRetriever):
 
     Args:
         dsn: The server, as a URL (``postgresql://user:password@host:5432/dbname``) or ``key=value`` pairs.
+            Of it, :attr:`dsn`, ``repr`` and every message show the host, port, database and user only (see
+            :class:`~.pg_conninfo.ConnectionString`); a password holding ``/`` or ``@`` must be
+            percent-encoded in a URL (``%2F``, ``%40``) for libpq to read it as a password.
         schema: The schema holding the retriever's tables, created (with the tables) on first use; one
             schema per index.
         text_search_config: The text search configuration of a new index. ``None`` (the default) makes
@@ -120,7 +170,8 @@ class PostgresPageRetriever(BasePageRetriever):
             standby can open it), and ``index`` and ``delete`` raise ``RetrieverError``.
 
     Raises:
-        InvalidOptionError: an option cannot work, the connection string cannot be read,
+        InvalidOptionError: an option cannot work (a ``schema`` or ``text_search_config`` holding NUL or a
+            lone surrogate, a schema name over 63 bytes), the connection string cannot be read,
             ``text_search_config`` is no configuration of the server, or ``read_only=True`` names a schema
             without an index.
         RetrieverConnectionError: the server cannot be reached, or refuses the login or the database.
@@ -131,8 +182,17 @@ class PostgresPageRetriever(BasePageRetriever):
     Same behaviour as ``SQLitePageRetriever``: re-indexing a ``doc_id`` replaces its pages in one
     transaction (a search sees the old pages or the new ones); a search reads one snapshot. A call whose
     connection is lost (a restart, a network cut) is retried once on a new connection, then raises
-    :class:`~extract_thinker_pageindex.errors.RetrieverConnectionError`. A process forked after the
-    retriever was made opens its own connections; a pickled retriever reconnects where it is unpickled.
+    :class:`~extract_thinker_pageindex.errors.RetrieverConnectionError`; a refusal by the server (a value it
+    cannot take, one of its limits, a right) is a ``RetrieverError`` at once, and the document keeps the
+    pages it had. A process forked after the retriever was made opens its own connections; a pickled
+    retriever reconnects where it is unpickled.
+
+    What SQLite indexes, this does, past PostgreSQL's limits: a document is keyed by the SHA-256 of its id,
+    so an id of any length works (``doc_ids()`` gives it back whole); a page longer than one tsvector holds
+    (1 MB, 16,383 positions: over ``PART_WORDS`` words or ``PART_CHARS`` characters in its text fields)
+    keeps its whole text, and its words in parts of that size, each counted on from the part before: every
+    word is found and counted, and the page ranks as in SQLite. PostgreSQL keeps at most 256 positions of
+    one word in a part, and indexes no word of more than 2,047 bytes.
     """
 
     shared_across_machines = True
@@ -153,15 +213,24 @@ class PostgresPageRetriever(BasePageRetriever):
         super().__init__(ranking=ranking, profile=profile, synonyms=synonyms)
         if not isinstance(dsn, str):
             raise InvalidOptionError(f"dsn must be a PostgreSQL connection string; got {type(dsn).__name__}.")
-        if not isinstance(schema, str) or not schema or "\x00" in schema or len(schema.encode()) > 63:
-            raise InvalidOptionError(
-                f"schema must be a PostgreSQL schema name of 1 to 63 bytes; got {schema!r}."
-            )
-        if text_search_config is not None and (
-            not isinstance(text_search_config, str) or not text_search_config or "\x00" in text_search_config
+        if (
+            not isinstance(schema, str)
+            or not schema
+            or _UNSENDABLE.search(schema)
+            or len(schema.encode()) > 63
         ):
             raise InvalidOptionError(
-                f"text_search_config must name a text search configuration; got {text_search_config!r}."
+                f"schema must be a PostgreSQL schema name of 1 to 63 bytes of UTF-8, without NUL or lone "
+                f"surrogates; got {schema!r}."
+            )
+        if text_search_config is not None and (
+            not isinstance(text_search_config, str)
+            or not text_search_config
+            or _UNSENDABLE.search(text_search_config)
+        ):
+            raise InvalidOptionError(
+                "text_search_config must name a text search configuration (UTF-8, without NUL or lone "
+                f"surrogates); got {text_search_config!r}."
             )
         if isinstance(pool_size, bool) or not isinstance(pool_size, int) or pool_size < 1:
             raise InvalidOptionError(f"pool_size must be a whole number of at least 1; got {pool_size!r}.")
@@ -173,6 +242,7 @@ class PostgresPageRetriever(BasePageRetriever):
         ):
             raise InvalidOptionError(f"timeout must be a finite number of seconds above 0; got {timeout!r}.")
         self._dsn = dsn
+        self._connection_string = ConnectionString(dsn)
         self._options: dict[str, Any] = {
             "schema": schema,
             "text_search_config": text_search_config,
@@ -185,13 +255,15 @@ class PostgresPageRetriever(BasePageRetriever):
         }
         #: Whether the index was opened for searching only (``index`` and ``delete`` then raise).
         self.read_only = bool(read_only)
-        #: The connection string without its password.
-        self.dsn = redacted(dsn)
+        #: The connection string as it may be shown: its host, port, database and user only, never a
+        #: password, ``sslpassword``, ``options`` or a piece of one (``""`` when none can be told apart).
+        self.dsn = self._connection_string.shown
         #: The schema of the retriever's tables.
         self.schema = schema
         self.timeout = float(timeout)
         self.pool_size = pool_size
-        self._where = f"the retriever schema {schema!r} on {self.dsn!r}"
+        server = repr(self.dsn) if self.dsn else "the server its connection string names"
+        self._where = f"the retriever schema {schema!r} on {server}"
         self._name = sql.Identifier(schema)
         self._local = threading.local()
         self._lock = threading.Lock()
@@ -206,7 +278,8 @@ class PostgresPageRetriever(BasePageRetriever):
                     conn, schema, text_search_config, where=self._where, create=not read_only
                 )
         except psycopg.Error as exc:
-            raise translate_error(exc, "connect to", where=self._where) from exc
+            raise self._translate(exc, "connect to")  # noqa: B904 - the cause is set, or hidden, there
+        scrub_pool_logs(self._connection_string)
         self._pool = self._new_pool()
         self._closed = False
 
@@ -276,17 +349,21 @@ class PostgresPageRetriever(BasePageRetriever):
         try:
             return work()
         except PoolTimeout as exc:
-            raise translate_error(exc, action, where=self._where) from exc
+            raise self._translate(exc, action)  # noqa: B904 - the cause is set, or hidden, there
         except psycopg.Error as exc:
-            if not connection_lost(exc):
-                raise translate_error(exc, action, where=self._where) from exc
+            if not connection_lost(exc):  # a refusal (a limit, a value, a right) comes back the same
+                raise self._translate(exc, action)  # noqa: B904
         # The connection went away (a restart, a network cut): drop the pool's dead connections, try again.
         with suppress(psycopg.Error):
             self._pool.check()
         try:
             return work()
         except psycopg.Error as exc:
-            raise translate_error(exc, action, where=self._where) from exc
+            raise self._translate(exc, action)  # noqa: B904
+
+    def _translate(self, exc: BaseException, action: str) -> PageIndexError:
+        """The project's error for ``exc``, scrubbed of what the connection string does not show."""
+        return translate_error(exc, action, where=self._where, connection=self._connection_string)
 
     def _table(self, name: str) -> sql.Composed:
         return sql.SQL("{}.{}").format(self._name, sql.Identifier(name))
@@ -306,21 +383,28 @@ class PostgresPageRetriever(BasePageRetriever):
     delete.__doc__ = BasePageRetriever.delete.__doc__
 
     def _subject(self) -> str:
-        return f"The retriever schema {self.schema!r} on {self.dsn!r}"
+        return self._where[0].upper() + self._where[1:]
 
     def _write(self, doc_id: str, rows: list[PageRow]) -> None:
+        """Replace the document's pages in one transaction. A page whose columns together fit one
+        tsvector (``PART_WORDS`` words, ``PART_CHARS`` characters) keeps its words in ``pi_pages.tsv``, as
+        most do; a longer one keeps them in ``pi_parts``, a row per part of a column, so every word of it
+        is found and counted, as SQLite counts them."""
         key = _doc_key(doc_id)
         config = self.text_search_config
         insert = sql.SQL(
             "INSERT INTO {} (doc_key, page, body, headings, descriptions, kind, numeric, length, tsv) "
             "VALUES (%(key)s, %(page)s, %(body)s, %(headings)s, %(descriptions)s, %(kind)s, %(numeric)s,"
-            " %(length)s, setweight(to_tsvector(%(config)s::regconfig, %(body)s), 'D')"
-            " || setweight(to_tsvector(%(config)s::regconfig, %(headings)s), 'A')"
-            " || setweight(to_tsvector(%(config)s::regconfig, %(descriptions)s), 'B'))"
+            " %(length)s, setweight(to_tsvector(%(config)s::regconfig, %(body_words)s), 'D')"
+            " || setweight(to_tsvector(%(config)s::regconfig, %(headings_words)s), 'A')"
+            " || setweight(to_tsvector(%(config)s::regconfig, %(descriptions_words)s), 'B'))"
         ).format(self._table("pi_pages"))
         params = []
+        parts: dict[str, list[Any]] = {"pages": [], "parts": [], "weights": [], "texts": []}
         for page, (body, headings, descriptions, kind, numeric) in enumerate(rows, start=1):
             texts = [_storable(text) for text in (body, headings, descriptions)]
+            length = sum(len(WORD.findall(text)) for text in texts)
+            whole = length <= PART_WORDS and sum(len(text) for text in texts) <= PART_CHARS
             params.append(
                 {
                     "key": key,
@@ -330,22 +414,37 @@ class PostgresPageRetriever(BasePageRetriever):
                     "descriptions": texts[2],
                     "kind": kind,
                     "numeric": numeric,
-                    "length": sum(len(WORD.findall(text)) for text in texts),
+                    "length": length,
                     "config": config,
+                    **{
+                        f"{column}_words": text if whole else ""
+                        for column, text in zip(("body", "headings", "descriptions"), texts, strict=True)
+                    },
                 }
             )
+            if not whole:
+                for weight, text in zip(_WEIGHTS, texts, strict=True):
+                    for piece in cut_into_parts(text) if text else ():
+                        parts["pages"].append(page)
+                        parts["parts"].append(len(parts["parts"]))
+                        parts["weights"].append(weight)
+                        parts["texts"].append(piece)
         with self._connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id(key),))
             conn.execute(sql.SQL("DELETE FROM {} WHERE doc_key = %s").format(self._table("pi_docs")), (key,))
             conn.execute(
-                sql.SQL("INSERT INTO {} (doc_key, page_count, indexed_at) VALUES (%s, %s, %s)").format(
-                    self._table("pi_docs")
-                ),
-                (key, len(rows), time.time()),
+                sql.SQL(
+                    "INSERT INTO {} (doc_key, doc_id, page_count, indexed_at) VALUES (%s, %s, %s, %s)"
+                ).format(self._table("pi_docs")),
+                (key, _doc_id(doc_id), len(rows), time.time()),
             )
             if params:
                 with conn.cursor() as cursor:
                     cursor.executemany(insert, params)
+            if parts["texts"]:
+                conn.execute(
+                    _INSERT_PARTS.format(self._table("pi_parts")), {"key": key, "config": config, **parts}
+                )
 
     def _remove(self, doc_id: str) -> bool:
         key = _doc_key(doc_id)
@@ -407,7 +506,7 @@ class PostgresPageRetriever(BasePageRetriever):
 
         def read() -> list[str]:
             with self._connection() as conn:
-                query = sql.SQL("SELECT doc_key FROM {}").format(self._table("pi_docs"))
+                query = sql.SQL("SELECT doc_id FROM {}").format(self._table("pi_docs"))
                 rows = conn.execute(query).fetchall()
             return sorted(bytes(row[0]).decode("utf-8", "surrogatepass") for row in rows)
 
@@ -508,18 +607,14 @@ class _PostgresView:
         occurrences: dict[int, dict[str, list[Occurrence]]] = {}
         if tokens:
             rows = self._conn.execute(
-                sql.SQL(
-                    # The page's tsvector cut down to the query's lexemes (deleting every other one)
-                    # before it is unnested: half the work of unnesting it whole.
-                    "SELECT p.page, u.lexeme, u.positions, u.weights FROM {} AS p CROSS JOIN LATERAL"
-                    " unnest(ts_delete(p.tsv, tsvector_to_array(ts_delete(p.tsv, %s::text[])))) AS u"
-                    " WHERE p.doc_key = %s AND p.tsv @@ %s::tsquery"
-                ).format(self._retriever._table("pi_pages")),
-                (sorted(tokens), self._key, _tsquery(sorted(tokens))),
+                _STATISTICS.format(
+                    pages=self._retriever._table("pi_pages"), parts=self._retriever._table("pi_parts")
+                ),
+                {"tokens": sorted(tokens), "key": self._key, "query": _tsquery(sorted(tokens))},
             ).fetchall()
-            for page, lexeme, positions, weights in rows:
-                occurrences.setdefault(int(page), {})[lexeme] = [
-                    (int(position), _COLUMNS.get(weight, 0))
+            for page, start, lexeme, positions, weights in rows:
+                occurrences.setdefault(int(page), {}).setdefault(lexeme, []).extend(
+                    (int(start) + int(position), _COLUMNS.get(weight, 0))
                     for position, weight in zip(positions, weights, strict=True)
-                ]
+                )
         return PositionStatistics(self.page_count, self.facts, self._lengths, occurrences)

@@ -12,21 +12,38 @@ __all__ = ["open_retriever", "postgres_dsn"]
 
 # "postgresql://...", "postgres://...", and SQLAlchemy's "postgresql+psycopg://...".
 _URL = re.compile(r"([a-z][a-z0-9+.-]*)://", re.IGNORECASE)
-# libpq's key=value form starts with one of its connection keywords.
-_KEYWORDS = re.compile(
-    r"(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|options|application_name|"
-    r"connect_timeout|target_session_attrs|require_auth|sslrootcert|sslcert|sslkey)\s*=",
-    re.IGNORECASE,
+# libpq's connection keywords (as of libpq 18): key=value pairs naming one of them are a connection string
+# (which may hold a password), never a file name to create and to print in messages.
+_KEYWORD_NAMES = (
+    "application_name|channel_binding|client_encoding|connect_timeout|dbname|fallback_application_name|"
+    "gssdelegation|gssencmode|gsslib|host|hostaddr|keepalives|keepalives_count|keepalives_idle|"
+    "keepalives_interval|krbsrvname|load_balance_hosts|max_protocol_version|min_protocol_version|"
+    "oauth_client_id|oauth_client_secret|oauth_issuer|oauth_scope|options|passfile|password|port|"
+    "replication|require_auth|requirepeer|scram_client_key|scram_server_key|service|"
+    "ssl_max_protocol_version|ssl_min_protocol_version|sslcert|sslcertmode|sslcompression|sslcrl|"
+    "sslcrldir|sslkey|sslkeylogfile|sslmode|sslnegotiation|sslpassword|sslrootcert|sslsni|"
+    "target_session_attrs|tcp_user_timeout|user"
 )
+_KEYWORDS = re.compile(rf"({_KEYWORD_NAMES})\s*=", re.IGNORECASE)
+# key=value pairs: a first word followed by "=", and one of libpq's keywords among the words.
+_PAIRS = re.compile(rf"[a-z_][a-z0-9_]*\s*=(.*\s)?({_KEYWORD_NAMES})\s*=", re.IGNORECASE | re.DOTALL)
+# "postgresql:u:pw@host/db", "postgres:/host": a URL whose "//" went missing, not a file name.
+_BROKEN_URL = re.compile(r"postgres(ql)?(\+[a-z0-9]+)?:(?!//)", re.IGNORECASE)
 
 
 def postgres_dsn(target: str) -> str | None:
     """The PostgreSQL connection string ``target`` is, normalised for libpq (the scheme in lower case, a
     driver suffix dropped), or ``None`` when it is no connection string (then it is a file path).
 
+    Args:
+        target: What ``--retriever`` was given.
+
+    Returns:
+        The connection string; ``None`` for a file path.
+
     Raises:
-        InvalidOptionError: a URL of another scheme (``mysql://``, ``sqlite://``), named without the rest
-            of it (it may hold a password).
+        InvalidOptionError: a URL of another scheme (``mysql://``, ``sqlite://``), or a PostgreSQL URL
+            without its ``//``, named without the rest of it (it may hold a password).
     """
     text = target.strip()
     url = _URL.match(text)
@@ -38,7 +55,12 @@ def postgres_dsn(target: str) -> str | None:
                 "URL is neither."
             )
         return "postgresql://" + text[url.end() :]
-    if _KEYWORDS.match(text):
+    if _BROKEN_URL.match(text):
+        raise InvalidOptionError(
+            "The retriever reads like a PostgreSQL URL without the '//' after its scheme; write it as "
+            "'postgresql://user@host:5432/dbname' (it is not repeated here: it may hold a password)."
+        )
+    if _KEYWORDS.match(text) or _PAIRS.match(text):
         return text
     return None
 
