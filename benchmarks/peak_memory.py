@@ -10,7 +10,13 @@ libraries it imported), and what came out. "issue" is the figure issue 11 gave b
 ``--before-src DIR`` also runs every input against another copy of the package's sources (for instance
 ``git archive <commit> src | tar -x -C DIR``, then ``DIR/src``), side by side.
 
-Usage: python benchmarks/peak_memory.py [--before-src DIR]
+``--saved-index MB`` measures saved indexes instead: it writes ``document.json`` files of about MB
+megabytes (``write_large_index`` of tests/test_saved_index_hardening.py: pages of a section, a heading and
+20 boxed paragraphs, of 40 words and, densest, of 2 words), then ``load_index``, ``inspect``, ``search``
+and ``view`` of each in a fresh process, and ``view`` again under a 2 GiB address-space limit
+(``ulimit -v``). The peak is the process's ``VmHWM``.
+
+Usage: python benchmarks/peak_memory.py [--before-src DIR] [--saved-index MB]
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -29,6 +36,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 from test_image_bounds import huge_page_pdf, huge_picture_pdf, zero_png  # noqa: E402
+from test_saved_index_hardening import write_large_index  # noqa: E402
 
 SERVER = ROOT / "tests" / "llm_server.py"
 ANSWER = json.dumps({"nodes": [{"type": "paragraph", "id": "p", "content": "A poster."}]})
@@ -94,10 +102,90 @@ def measure(kind: str, path: Path, source: str | None) -> tuple[float, str]:
     return float(result["peak_mb"]), str(result["outcome"])
 
 
+# What each child does with a saved index; the peak is read from /proc (a child's ru_maxrss would start
+# at its parent's size).
+INDEX_CHILD = """
+import io, json, resource, sys
+kind, path, limit = sys.argv[1], sys.argv[2], int(sys.argv[3])
+if limit:
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+try:
+    if kind == "load":
+        from extract_thinker_pageindex import load_index
+        OUTCOME = f"{sum(1 for _ in load_index(path).iter_nodes()):,} nodes"
+    elif kind == "inspect":
+        from extract_thinker_pageindex.cli import main
+        sys.stdout = io.StringIO()
+        OUTCOME = f"exit {main(['inspect', path])}"
+    elif kind == "search":
+        from extract_thinker_pageindex.cli import main
+        sys.stdout = io.StringIO()
+        OUTCOME = f"exit {main(['search', path, '-q', 'dividend board'])}"
+    else:
+        import os
+        from extract_thinker_pageindex import view_index
+        written = view_index(path, output=f"{path}.{os.getpid()}.html")
+        OUTCOME = f"{written.stat().st_size / 2**20:,.0f} MiB of HTML"
+        written.unlink()
+except MemoryError:
+    OUTCOME = "MemoryError"
+except Exception as exc:
+    OUTCOME = f"{type(exc).__name__}: {str(exc)[:60]}"
+sys.stdout = sys.__stdout__
+with open("/proc/self/status") as status:
+    peak = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:")) / 1024
+print(json.dumps({"peak_mb": peak, "outcome": OUTCOME}))
+"""
+
+#: The address-space limit ``view`` is run under, as ``ulimit -v 2097152`` sets it.
+VIEW_LIMIT = 2 << 30
+
+
+def measure_index(kind: str, path: Path, source: str | None, limit: int = 0) -> tuple[float, str]:
+    """Peak resident memory (MB) and outcome of one command on a saved index, in a fresh process."""
+    env = dict(os.environ)
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [source, env.get("PYTHONPATH")]))
+    command = [sys.executable, "-c", INDEX_CHILD, kind, str(path), str(limit)]
+    done = subprocess.run(command, capture_output=True, text=True, env=env, timeout=1800)
+    if done.returncode != 0:
+        return float("nan"), f"process failed: {done.stderr.strip().splitlines()[-1:]}"
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    return float(result["peak_mb"]), str(result["outcome"])
+
+
+def saved_indexes(megabytes: float, before: str | None) -> None:
+    """Print the peak memory of loading, inspecting, searching and viewing large saved indexes."""
+    with tempfile.TemporaryDirectory() as name:
+        header = f"{'document.json':26} {'command':18} {'size':>8}"
+        if before:
+            header += f" {'before MB':>10} {'x':>5} {'before outcome':28}"
+        print(header + f" {'after MB':>9} {'x':>5}  outcome")
+        for words in (40, 2):
+            index = write_large_index(Path(name) / f"w{words}.pageindex", int(megabytes * 1e6), words=words)
+            size = (index / "document.json").stat().st_size / 2**20
+            runs = [("load", "load_index", 0), ("inspect", "inspect", 0), ("search", "search", 0)]
+            runs += [("view", "view", 0), ("view", "view, ulimit -v 2G", VIEW_LIMIT)]
+            for kind, label, limit in runs:
+                line = f"{f'{words}-word paragraphs':26} {label:18} {size:6.0f} M"
+                if before:
+                    peak, outcome = measure_index(kind, index, before, limit)
+                    line += f" {peak:10.0f} {peak / size:5.1f} {outcome[:28]:28}"
+                peak, outcome = measure_index(kind, index, None, limit)
+                print(line + f" {peak:9.0f} {peak / size:5.1f}  {outcome}", flush=True)
+            shutil.rmtree(index)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before-src", help="another copy of the package's src/ to measure side by side")
+    parser.add_argument(
+        "--saved-index", type=float, metavar="MB", help="measure saved indexes of about MB megabytes instead"
+    )
     args = parser.parse_args()
+    if args.saved_index is not None:
+        saved_indexes(args.saved_index, args.before_src)
+        return
     command = [sys.executable, str(SERVER), "--answer", ANSWER]
     server = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:

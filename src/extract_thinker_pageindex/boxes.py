@@ -28,6 +28,10 @@ def _coerce_bbox(value: Any) -> Any:
     for item in value:
         if isinstance(item, bool) or not isinstance(item, (int, float)):
             raise ValueError(f"bbox coordinates must be numbers, got {item!r}")
+        if isinstance(item, float) and not math.isfinite(item):
+            # JSON's 1e999, Infinity and NaN read as floats that no whole point can stand for (round()
+            # would raise OverflowError, which validation does not turn into a validation error).
+            raise ValueError(f"bbox coordinates must be finite numbers, got {item!r}")
         coords.append(round(item))
     xmin, ymin, xmax, ymax = coords
     if xmin < 0 or ymin < 0:

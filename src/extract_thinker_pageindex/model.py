@@ -43,6 +43,7 @@ __all__ = [
     "HeadingNode",
     "ImageNode",
     "ListItemNode",
+    "MAX_TOC_DEPTH",
     "MetadataNode",
     "ModelUsage",
     "Node",
@@ -357,6 +358,13 @@ class TitleAnswer(TextContract):
     """The model's answer when asked for a document's title."""
 
     title: str = Field(description="The document's title, as a reader would cite it.")
+
+
+#: The deepest level of a TOC tree the builders make, and the deepest that ``inspect`` and
+#: ``print_toc_tree`` indent: an entry of a PDF outline nested deeper is kept at this level (a sibling of
+#: the entries there), and an entry of a saved TOC that nests deeper is printed at this indentation with its
+#: level written out. A saved TOC of any depth loads.
+MAX_TOC_DEPTH = 32
 
 
 class TocEntry(TextContract):

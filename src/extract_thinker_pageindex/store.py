@@ -20,10 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import from_json
 
 from .errors import IndexFormatError, InvalidOptionError, OutputExistsError
 from .files import MAX_INDEX_FILE_BYTES, check_path, read_regular_file
-from .format_version import FORMAT_VERSION, format_problem, is_newer_minor, readable_versions
+from .format_version import FORMAT_VERSION, format_problem, is_newer_minor, readable_versions, upgrade
 from .model import Document, ImageNode, Page, TableNode
 
 __all__ = ["DOCUMENT_FILE", "IMAGES_DIR", "default_output_path", "index_document", "load_index", "save_index"]
@@ -37,6 +38,22 @@ def default_output_path(source_path: str | os.PathLike[str]) -> Path:
     """``<dir>/<stem>.pageindex`` beside the source file."""
     path = Path(source_path)
     return path.with_name(path.stem + SUFFIX)
+
+
+def _parse_json(raw: bytes) -> Any:
+    """The JSON value of a saved ``document.json``, parsed into as little memory as the file allows.
+
+    pydantic-core's parser reads the bytes as they are (``json.loads`` first decodes them into a string
+    as large as the file) and builds each repeated short string (node types, levels, parent ids) once
+    rather than once per node, which the document's models then share. It refuses some JSON
+    that ``json.loads`` reads (escapes of lone UTF-16 surrogates, which the document model turns into
+    U+FFFD; nesting past 200 levels, which no page index has); that JSON is left to ``json.loads``, whose
+    errors (``ValueError``, ``RecursionError``) are then the ones raised.
+    """
+    try:
+        return from_json(raw, cache_strings=True)
+    except ValueError:
+        return json.loads(raw)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -100,7 +117,7 @@ def _replaceable(target: Path) -> str | None:
         if any(image.suffix != ".png" or not image.is_file() for image in images.iterdir()):
             return f"its {IMAGES_DIR!r} folder holds files that are not page images"
     try:
-        data = json.loads(
+        data = _parse_json(
             read_regular_file(
                 target / DOCUMENT_FILE,
                 limit=MAX_INDEX_FILE_BYTES,
@@ -113,6 +130,18 @@ def _replaceable(target: Path) -> str | None:
         return f"its {DOCUMENT_FILE} is not a page index"
     if not isinstance(data, dict) or "format_version" not in data or not isinstance(data.get("pages"), list):
         return f"its {DOCUMENT_FILE} is not a page index"
+    return None
+
+
+def _read_only_part(target: Path) -> Path | None:
+    """The folder of an existing index (``target`` or its ``images/``) that this process may not write.
+
+    Replacing such an index would rename it away and then fail to delete its files, leaving them in a
+    staging folder: a user who made an index read-only is asked to make it writable instead.
+    """
+    for folder in (target, target / IMAGES_DIR):
+        if folder.is_dir() and not folder.is_symlink() and not os.access(folder, os.W_OK | os.X_OK):
+            return folder
     return None
 
 
@@ -140,6 +169,60 @@ def _check_replaceable(target: Path) -> None:
             f"{str(target)!r} exists and is not a page index directory ({reason}), so it is not "
             "replaced; choose another output path."
         )
+
+
+# What a save the operating system refused says, by errno: the problem, and what to do about it.
+_ELSEWHERE = "choose another output path (-o on the command line, output= in Python)"
+_ONLY_ELSEWHERE = "Choose another output path (-o on the command line, output= in Python)."
+_WRITE_FAILURES = {
+    errno.EACCES: ("the folder {folder} is not writable", f"Make it writable, or {_ELSEWHERE}."),
+    errno.EPERM: ("the folder {folder} is not writable", f"Make it writable, or {_ELSEWHERE}."),
+    errno.EROFS: ("the folder {folder} is on a read-only file system", _ONLY_ELSEWHERE),
+    errno.ENOSPC: ("the disk holding {folder} is full", f"Free some space, or {_ELSEWHERE}."),
+    errno.EDQUOT: ("the disk quota for {folder} is used up", f"Free some space, or {_ELSEWHERE}."),
+}
+
+
+def _write_failure(target: Path, exc: OSError) -> OutputExistsError:
+    """The project's error for a save the operating system refused (a read-only folder, a full disk), with
+    the operating system's ``errno``."""
+    folder = target.parent
+    while not folder.is_dir() and folder.parent != folder:
+        folder = folder.parent  # the folder that exists: the one that refused what was to be made in it
+    problem, remedy = _WRITE_FAILURES.get(exc.errno or 0, ("writing in {folder} failed", _ONLY_ELSEWHERE))
+    error = OutputExistsError(
+        f"The page index {str(target)!r} cannot be written: {problem.format(folder=repr(str(folder)))} "
+        f"({exc.strerror or exc}); nothing was replaced. {remedy}"
+    )
+    error.errno = exc.errno  # only errno: with strerror set as well, str() would print that instead
+    return error
+
+
+def _make_parents(folder: Path) -> list[Path]:
+    """Create ``folder`` and its missing parents; return those it created, deepest first.
+
+    Raises:
+        OSError: a folder cannot be created (those made before it are removed again).
+    """
+    missing = []
+    current = folder
+    while not os.path.lexists(current) and current.parent != current:
+        missing.append(current)
+        current = current.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError:
+        _remove_folders(missing)
+        raise
+    return missing
+
+
+def _remove_folders(created: list[Path]) -> None:
+    for folder in created:  # deepest first, and only while empty
+        try:
+            folder.rmdir()
+        except OSError:
+            break
 
 
 def _swap_in(staging: Path, target: Path) -> None:
@@ -190,26 +273,50 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     Raises:
         OutputExistsError: ``output`` exists and is not recognisably a page index: only an empty
             directory, or a ``*.pageindex`` directory holding nothing but ``document.json`` and
-            ``images/*.png``, is replaced. Nothing else is ever deleted.
-        OSError: the directory cannot be written.
+            ``images/*.png``, is replaced. Nothing else is ever deleted. Also when the index cannot be
+            written (a read-only folder or index, a full disk; the ``OSError`` is its ``__cause__``): an
+            index already there is then left as it was, and no staging folder is left behind.
 
     A crash mid-save can leave a ``.<name>.pageindex.tmp-*`` folder beside the target; the next save removes
     such folders once they are an hour old.
     """
     check_path(output, error=InvalidOptionError)
     target = Path(output)
+    try:
+        _save(document, target)
+    except OutputExistsError:
+        raise
+    except OSError as exc:
+        raise _write_failure(target, exc) from exc
+    return target
+
+
+def _save(document: Document, target: Path) -> None:
+    """``save_index`` without the translation of the operating system's errors."""
     _check_replaceable(target)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
+        created = _make_parents(target.parent)
     except (FileExistsError, NotADirectoryError) as exc:
         raise OutputExistsError(
             f"{str(target)!r} cannot be written: a part of its folder {str(target.parent)!r} is a file, "
             "not a folder; choose another output path."
         ) from exc
-    _remove_stale_staging(target)
-    staging = target.with_name(f".{target.name}.tmp-{uuid.uuid4().hex[:12]}")
-    staging.mkdir()
     try:
+        _remove_stale_staging(target)
+        staging = target.with_name(f".{target.name}.tmp-{uuid.uuid4().hex[:12]}")
+        staging.mkdir()
+    except BaseException:
+        _remove_folders(created)
+        raise
+    try:
+        # Checked once the folder has taken the staging folder, so that a read-only folder is reported
+        # as such, not the index in it that cannot be written either.
+        read_only = _read_only_part(target)
+        if read_only is not None:
+            raise OutputExistsError(
+                f"The page index {str(target)!r} cannot be replaced: the folder {str(read_only)!r} is "
+                f"read-only; nothing was changed. Make it writable, or {_ELSEWHERE}."
+            )
         pages = []
         for page in document.pages:
             nodes = []
@@ -224,25 +331,83 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
                 nodes.append(node)
             pages.append(Page(index=page.index, nodes=nodes))
         saved = document.model_copy(update={"pages": pages})
-        _write_file(staging / DOCUMENT_FILE, saved.model_dump_json(indent=2).encode("utf-8"))
+        # The serializer's bytes as they are (model_dump_json would decode them into a string, which
+        # would then be encoded again): one copy of the JSON in memory, not three.
+        _write_file(staging / DOCUMENT_FILE, Document.__pydantic_serializer__.to_json(saved, indent=2))
         if (staging / IMAGES_DIR).exists():
             _fsync_dir(staging / IMAGES_DIR)
         _fsync_dir(staging)
         _swap_in(staging, target)
-        _fsync_dir(target.parent)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
+        _remove_folders(created)
         raise
-    return target
+    _fsync_dir(target.parent)
 
 
-def _format_validation_error(exc: ValidationError) -> str:
+def _format_validation_error(exc: ValidationError, *, within: tuple[str | int, ...] = ()) -> str:
+    """The first three problems of a validation, each with where it is (``pages.3.nodes.1.bbox``)."""
     parts = []
     for error in exc.errors()[:3]:
-        where = ".".join(str(item) for item in error["loc"]) or "document"
+        where = ".".join(str(item) for item in (*within, *error["loc"])) or "document"
         parts.append(f"{where}: {error['msg']}")
     more = len(exc.errors()) - 3
     return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _parse_document(raw: bytes, document_file: Path) -> dict[str, Any]:
+    """The JSON object of a ``document.json``, or ``IndexFormatError`` saying why it is none."""
+    try:
+        data = _parse_json(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise IndexFormatError(f"{str(document_file)!r} is not valid JSON: {exc}.") from exc
+    except RecursionError as exc:
+        raise IndexFormatError(
+            f"{str(document_file)!r} is not a page index: it is nested too deeply."
+        ) from exc
+    except ValueError as exc:  # Python refuses integers of thousands of digits
+        raise IndexFormatError(f"{str(document_file)!r} is not a page index: {exc}.") from exc
+    if not isinstance(data, dict):
+        raise IndexFormatError(f"{str(document_file)!r} must hold a JSON object, not {type(data).__name__}.")
+    return data
+
+
+def _validate_document(data: dict[str, Any], document_file: Path) -> Document:
+    """The document a parsed ``document.json`` holds, validated, or ``IndexFormatError``.
+
+    Each page is validated on its own and its parsed JSON replaced at once by the page's model, so the
+    parsed document and the model are never both whole in memory (together they would take about twice
+    what the model alone takes).
+    """
+    version = data.get("format_version")
+    if format_problem(version) is not None:
+        raise IndexFormatError(
+            f"{str(document_file)!r} has format_version {version!r}; this version of "
+            f"extract-thinker-pageindex reads {readable_versions()}. Rebuild the index with "
+            "index_document(), or read it with the release that wrote it."
+        )
+    data = upgrade(data)  # before any page is validated, so pages are read at the current version
+    pages = data.get("pages")
+    position: int | None = None
+    try:
+        if isinstance(pages, list):
+            for position, page in enumerate(pages):
+                pages[position] = Page.model_validate(page)
+        position = None
+        return Document.model_validate(data)
+    except ValidationError as exc:
+        problems = _format_validation_error(exc, within=() if position is None else ("pages", position))
+        if is_newer_minor(version):
+            raise IndexFormatError(
+                f"{str(document_file)!r} has format_version {version!r}, written by a later release "
+                f"(this one writes {FORMAT_VERSION!r}), and uses what this release cannot read: "
+                f"{problems}. Upgrade extract-thinker-pageindex, or rebuild the index."
+            ) from exc
+        raise IndexFormatError(f"{str(document_file)!r} is not a valid page index: {problems}") from exc
+    except RecursionError as exc:
+        raise IndexFormatError(
+            f"{str(document_file)!r} is not a page index: it is nested too deeply."
+        ) from exc
 
 
 # What a save writes for an image: images/<node id>.png, with node ids as the model admits them.
@@ -322,42 +487,9 @@ def load_index(path: str | os.PathLike[str]) -> Document:
         if not os.path.lexists(document_file):
             raise IndexFormatError(f"No page index at {str(root)!r}: {DOCUMENT_FILE} is missing.") from exc
         raise
-    try:
-        data: Any = json.loads(raw)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise IndexFormatError(f"{str(document_file)!r} is not valid JSON: {exc}.") from exc
-    except RecursionError as exc:
-        raise IndexFormatError(
-            f"{str(document_file)!r} is not a page index: it is nested too deeply."
-        ) from exc
-    except ValueError as exc:  # Python refuses integers of thousands of digits
-        raise IndexFormatError(f"{str(document_file)!r} is not a page index: {exc}.") from exc
-    if not isinstance(data, dict):
-        raise IndexFormatError(f"{str(document_file)!r} must hold a JSON object, not {type(data).__name__}.")
-    version = data.get("format_version")
-    if format_problem(version) is not None:
-        raise IndexFormatError(
-            f"{str(document_file)!r} has format_version {version!r}; this version of "
-            f"extract-thinker-pageindex reads {readable_versions()}. Rebuild the index with "
-            "index_document(), or read it with the release that wrote it."
-        )
-    try:
-        document = Document.model_validate(data)
-    except ValidationError as exc:
-        if is_newer_minor(version):
-            raise IndexFormatError(
-                f"{str(document_file)!r} has format_version {version!r}, written by a later release "
-                f"(this one writes {FORMAT_VERSION!r}), and uses what this release cannot read: "
-                f"{_format_validation_error(exc)}. Upgrade extract-thinker-pageindex, or rebuild the index."
-            ) from exc
-        raise IndexFormatError(
-            f"{str(document_file)!r} is not a valid page index: {_format_validation_error(exc)}"
-        ) from exc
-    except RecursionError as exc:
-        raise IndexFormatError(
-            f"{str(document_file)!r} is not a page index: it is nested too deeply."
-        ) from exc
-
+    data = _parse_document(raw, document_file)
+    del raw  # the parsed document holds all of it; the file's bytes need not stay while it is validated
+    document = _validate_document(data, document_file)
     for page in document.pages:
         for node in page.nodes:
             if isinstance(node, (ImageNode, TableNode)):

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import IO, Any
 
-from .model import Document, TocEntry
+from .model import MAX_TOC_DEPTH, Document, TocEntry
 from .terminal import safe_text
 
 __all__ = ["inspect", "print_toc_tree", "toc_tree_lines"]
@@ -21,7 +21,9 @@ def toc_tree_lines(document: Document) -> list[str]:
 
     An entry linked to a section that spans several pages shows the range (``pp. 3-5``), otherwise the
     target page (``p. 3``), and the printed page number when it was read from a printed TOC. Control
-    characters in titles are shown escaped (see :func:`~.terminal.safe_text`).
+    characters in titles are shown escaped (see :func:`~.terminal.safe_text`). Entries nested deeper
+    than ``MAX_TOC_DEPTH`` levels are indented as the deepest of those, with their level written out
+    (``[p. 3; level 1,200]``).
     """
     children: dict[str | None, list[TocEntry]] = {}
     for entry in document.toc:
@@ -29,22 +31,25 @@ def toc_tree_lines(document: Document) -> list[str]:
     known = {entry.id for entry in document.toc}
     spans = {section.id: (section.first_page, section.last_page) for section in document.sections()}
     lines: list[str] = []
-
-    def walk(parent: str | None, depth: int) -> None:
-        for entry in children.get(parent, []):
-            span = spans.get(entry.target_section_id or "")
-            if span is not None and span[0] != span[1]:
-                where = f"pp. {span[0] + 1}-{span[1] + 1}"
-            elif entry.target_page is not None:
-                where = f"p. {entry.target_page + 1}"
-            else:
-                where = "p. ?"
-            if entry.printed_page is not None:
-                where += f" (printed {safe_text(entry.printed_page, newlines=False)})"
-            lines.append(f"{'  ' * depth}- {safe_text(entry.title, newlines=False)}  [{where}]")
-            walk(entry.id, depth + 1)
-
-    walk(None, 0)
+    # Walked with a stack, not by recursion: a TOC can nest deeper than Python's recursion limit (a
+    # document.json written by hand or by another tool; 1,200 levels raised RecursionError).
+    stack = [(entry, 0) for entry in reversed(children.get(None, []))]
+    while stack:
+        entry, depth = stack.pop()
+        span = spans.get(entry.target_section_id or "")
+        if span is not None and span[0] != span[1]:
+            where = f"pp. {span[0] + 1}-{span[1] + 1}"
+        elif entry.target_page is not None:
+            where = f"p. {entry.target_page + 1}"
+        else:
+            where = "p. ?"
+        if entry.printed_page is not None:
+            where += f" (printed {safe_text(entry.printed_page, newlines=False)})"
+        if depth >= MAX_TOC_DEPTH:
+            where += f"; level {depth + 1:,}"  # indented no deeper, so a long chain prints in linear space
+        indent = "  " * min(depth, MAX_TOC_DEPTH - 1)
+        lines.append(f"{indent}- {safe_text(entry.title, newlines=False)}  [{where}]")
+        stack.extend((child, depth + 1) for child in reversed(children.get(entry.id, [])))
     # Entries whose parent is missing would be unreachable from the roots; show them rather than lose them.
     for entry in document.toc:
         if entry.parent_id is not None and entry.parent_id not in known:

@@ -27,6 +27,7 @@ from typing import Any
 from ..boxes import outer_box, union_rect
 from ..errors import PageIndexWarning
 from ..model import (
+    MAX_TOC_DEPTH,
     FooterNode,
     HeaderNode,
     HeadingNode,
@@ -52,7 +53,7 @@ from .pdf_structure import (
     outline_headings,
 )
 
-__all__ = ["PdfTextResult", "normalise_title", "parse_pdf_text", "pdf_date"]
+__all__ = ["PdfTextResult", "normalise_title", "parse_pdf_text", "pdf_date", "read_outline"]
 
 log = logging.getLogger("extract_thinker_pageindex.pdf")
 
@@ -457,7 +458,7 @@ def parse_pdf_text(
                     page_extras.nodes.append(
                         (place.box[1], ImageNode(id="i", kind="other", bbox=place.box, image_data=png))
                     )
-        outline = document.get_toc(simple=True) if use_outline else []
+        outline = read_outline(document) if use_outline else []
         metadata = dict(document.metadata or {})
         # Running headers and footers are told by repetition across the document, so a selection of a
         # few pages is judged next to a sample of the others: selecting a page never changes its nodes.
@@ -519,6 +520,40 @@ def parse_pdf_text(
         pages_without_text=[page.index for page in read if not has_text_layer(page)],
         outline_note=note,
     )
+
+
+def read_outline(document: Any) -> list[list[Any]]:
+    """A PDF's outline as PyMuPDF's ``get_toc(simple=True)`` gives it, ``[level, title, page number]`` in
+    reading order (page -1 when an entry has no page in the document), with levels capped.
+
+    PyMuPDF's ``get_toc`` follows the outline tree by recursion, so an outline nested deeper than
+    Python's recursion limit (1,200 levels) failed the whole PDF; it is walked here with a stack. An
+    entry nested deeper than ``MAX_TOC_DEPTH`` is kept at that level, after the entries before it: the
+    deepest entries become siblings under the last entry at the level above.
+    """
+    first = document.outline
+    # PyMuPDF wraps "no outline" as an outline item holding a null pointer; get_toc tests it the same way.
+    if first is None or not first.this.m_internal:
+        return []
+    entries: list[list[Any]] = []
+    stack: list[tuple[Any, int]] = [(first, 1)]
+    while stack:
+        item, level = stack.pop()
+        if item is None:
+            continue
+        entries.append([min(level, MAX_TOC_DEPTH), item.title or " ", _outline_page(document, item)])
+        stack.append((item.next, level))  # after the children below, which are taken first
+        stack.append((item.down, level + 1))
+    return entries
+
+
+def _outline_page(document: Any, item: Any) -> int:
+    """The 1-based page an outline item points at, as ``get_toc`` resolves it; -1 for none."""
+    if item.is_external or not item.uri:
+        return -1
+    if item.page == -1:
+        return int(document.resolve_link(item.uri)[0]) + 1
+    return int(item.page) + 1
 
 
 def _outline_toc(
