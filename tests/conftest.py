@@ -3,7 +3,11 @@
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from typing import NoReturn
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -177,8 +181,6 @@ def browser():
     """Headless Chromium driven by playwright: the system's ``chromium`` (``PAGEINDEX_CHROMIUM`` names
     another). Skips when playwright or Chromium is missing, unless ``PAGEINDEX_REQUIRE_BROWSER=1`` (CI),
     where that fails."""
-    import shutil
-
     try:
         from playwright.sync_api import Error as PlaywrightError
         from playwright.sync_api import sync_playwright
@@ -198,3 +200,35 @@ def browser():
             yield launched
         finally:
             launched.close()
+
+
+@pytest.fixture
+def tiny_disk(tmp_path: Path) -> Iterator[Path]:
+    """A 256 KiB tmpfs: a disk that really fills up. Needs root (mount), else the test is skipped."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    done = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)
+
+
+@pytest.fixture
+def open_folder() -> Iterator[Path]:
+    """A folder any user can reach (pytest's tmp_path is private to root)."""
+    folder = Path(tempfile.mkdtemp(prefix="retriever-read-only-"))
+    folder.chmod(0o777)
+    try:
+        yield folder
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(folder, ignore_errors=True)

@@ -4,14 +4,9 @@ applications' files, read-only files, missing paths. Real SQLite files, real PDF
 from __future__ import annotations
 
 import os
-import pickle
-import pwd
 import random
-import shutil
 import sqlite3
-import subprocess
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from io import BytesIO
 from pathlib import Path
 from typing import Any
@@ -39,6 +34,7 @@ from extract_thinker_pageindex import (
 )
 from extract_thinker_pageindex.loaders.rag import document_id
 from llm_server import LLMServer
+from system_support import as_another_user
 
 
 def numbers(matches: list[Any]) -> list[int]:
@@ -258,26 +254,6 @@ def test_a_database_that_is_full_raises_the_projects_error_and_keeps_its_data(tm
         assert_full_disk_changed_nothing(retriever, path)
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 256 KiB tmpfs: a disk that really fills up. Needs root (mount), else the test is skipped."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
 def test_a_disk_that_is_full_raises_the_projects_error_and_keeps_its_data(tiny_disk: Path) -> None:
     path = tiny_disk / "pages.sqlite"
     with SQLitePageRetriever(path) as retriever:
@@ -435,54 +411,6 @@ def read_only_session(path: Path) -> dict[str, Any]:
             except RetrieverError as exc:
                 result[name] = f"{type(exc).__name__}: {exc}"
     return result
-
-
-def as_another_user(function: Callable[[], Any]) -> Any:
-    """Call ``function`` without root's power to write anything: as root, in a forked child that has
-    become ``nobody``; otherwise directly. File permissions are then really enforced."""
-    if os.geteuid() != 0:
-        return function()
-    try:
-        nobody = pwd.getpwnam("nobody")
-    except KeyError:
-        pytest.skip("no 'nobody' user to drop root's rights to")
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        try:
-            os.close(read_end)
-            os.setgroups([])
-            os.setgid(nobody.pw_gid)
-            os.setuid(nobody.pw_uid)
-            outcome: tuple[str, Any] = ("ok", function())
-        except BaseException as exc:
-            outcome = ("error", f"{type(exc).__name__}: {exc}")
-        try:
-            os.write(write_end, pickle.dumps(outcome))
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    chunks = []
-    while chunk := os.read(read_end, 65536):
-        chunks.append(chunk)
-    os.close(read_end)
-    os.waitpid(pid, 0)
-    status, value = pickle.loads(b"".join(chunks))
-    if status != "ok":
-        raise AssertionError(f"the unprivileged call failed: {value}")
-    return value
-
-
-@pytest.fixture
-def open_folder() -> Iterator[Path]:
-    """A folder any user can reach (pytest's tmp_path is private to root)."""
-    folder = Path(tempfile.mkdtemp(prefix="retriever-read-only-"))
-    folder.chmod(0o777)
-    try:
-        yield folder
-    finally:
-        folder.chmod(0o755)
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 EXPECTED_READS = {

@@ -9,14 +9,12 @@ import errno
 import io
 import json
 import os
-import pickle
 import pwd
 import random
 import shutil
 import subprocess
 import sys
-import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from extract_thinker_pageindex import (
     DocumentLoaderPageIndex,
     IndexFormatError,
     OutputExistsError,
+    OutputWriteError,
     index_document,
     inspect,
     load_index,
@@ -47,6 +46,7 @@ from extract_thinker_pageindex.model import (
     SectionNode,
     TocEntry,
 )
+from system_support import as_another_user
 
 MARKDOWN = "# Title\n\nThe board approved the dividend.\n\n## Results\n\nRevenue grew by four percent.\n"
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -422,26 +422,6 @@ def test_json_that_only_pythons_parser_reads_still_loads(tmp_path: Path) -> None
 # -- 4. saves the operating system refuses ----------------------------------------------------------------
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 256 KiB tmpfs: a disk that really fills up. Needs root (mount), else the test is skipped."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
 def long_markdown(path: Path) -> Path:
     """About 600 KB of Markdown: its index does not fit in 256 KiB."""
     sections = [f"## Part {n}\n\n" + "The board approved the dividend. " * 30 for n in range(600)]
@@ -455,7 +435,7 @@ def test_an_index_onto_a_full_disk_keeps_the_earlier_index(tmp_path: Path, tiny_
     earlier, _ = index_document(tmp_path / "notes.md", output=target)
     before = snapshot(tiny_disk)
     with pytest.raises(
-        OutputExistsError, match=r"cannot be written: the disk holding '.*disk' is full"
+        OutputWriteError, match=r"cannot be written: the disk holding '.*disk' is full"
     ) as info:
         index_document(long_markdown(tmp_path / "long.md"), output=target)
     message = str(info.value)
@@ -466,7 +446,7 @@ def test_an_index_onto_a_full_disk_keeps_the_earlier_index(tmp_path: Path, tiny_
     assert snapshot(tiny_disk) == before  # the index unchanged, no staging folder
     assert load_index(target).model_dump() == earlier.model_dump()
     # A new output under folders that do not exist yet: the folders made for it are removed again.
-    with pytest.raises(OutputExistsError, match="is full"):
+    with pytest.raises(OutputWriteError, match="is full"):
         index_document(tmp_path / "long.md", output=tiny_disk / "new" / "deeper" / "long.pageindex")
     assert snapshot(tiny_disk) == before
 
@@ -485,60 +465,10 @@ def test_the_cli_index_onto_a_full_disk_keeps_the_earlier_index(tmp_path: Path, 
     assert load_index(tiny_disk / "notes.pageindex").title == "Title"
 
 
-def as_nobody(function: Callable[[], Any]) -> Any:
-    """``function()``'s result, called in a forked child that has become user ``nobody``, so that file
-    permissions are really enforced (root writes through them). Skipped unless run as root."""
-    if os.geteuid() != 0:
-        pytest.skip("dropping to user nobody needs root")
-    try:
-        nobody = pwd.getpwnam("nobody")
-    except KeyError:
-        pytest.skip("no 'nobody' user to drop root's rights to")
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: never returns into pytest
-        try:
-            os.close(read_end)
-            os.setgroups([])
-            os.setgid(nobody.pw_gid)
-            os.setuid(nobody.pw_uid)
-            outcome: tuple[str, Any] = ("ok", function())
-        except BaseException as exc:
-            outcome = ("error", f"{type(exc).__name__}: {exc}")
-        try:
-            os.write(write_end, pickle.dumps(outcome))
-        finally:
-            os._exit(0)
-    os.close(write_end)
-    chunks = []
-    while chunk := os.read(read_end, 65536):
-        chunks.append(chunk)
-    os.close(read_end)
-    os.waitpid(pid, 0)
-    status, value = pickle.loads(b"".join(chunks))
-    if status != "ok":
-        raise AssertionError(f"the unprivileged call failed: {value}")
-    return value
-
-
-@pytest.fixture
-def open_folder() -> Iterator[Path]:
-    """A folder any user can reach (pytest's tmp_path is private to root)."""
-    folder = Path(tempfile.mkdtemp(prefix="pageindex-read-only-"))
-    folder.chmod(0o777)
-    try:
-        yield folder
-    finally:
-        for path in [folder, *folder.rglob("*")]:
-            if path.is_dir() and not path.is_symlink():
-                path.chmod(0o777)
-        shutil.rmtree(folder)
-
-
 def _refusal(source: Path, output: Path) -> tuple[str, str, int | None]:
     try:
         index_document(source, output=output)
-    except OutputExistsError as exc:
+    except (OutputExistsError, OutputWriteError) as exc:
         return type(exc).__name__, str(exc), exc.errno
     return "saved", "", None
 
@@ -552,8 +482,8 @@ def test_an_index_into_a_read_only_folder_is_refused_and_changes_nothing(open_fo
     out.chmod(0o555)
     before = snapshot(out)
     for output in (out / "notes.pageindex", out / "other.pageindex", out / "new" / "deeper.pageindex"):
-        kind, message, number = as_nobody(lambda output=output: _refusal(source, output))
-        assert kind == "OutputExistsError", output
+        kind, message, number = as_another_user(lambda output=output: _refusal(source, output))
+        assert kind == "OutputWriteError", output
         assert f"the folder {str(out)!r} is not writable (Permission denied)" in message
         assert "nothing was replaced. Make it writable, or choose another output path" in message
         assert number == errno.EACCES
@@ -578,7 +508,7 @@ def test_the_cli_index_into_a_read_only_folder_is_refused(open_folder: Path) -> 
     index_document(source, output=out / "notes.pageindex")
     out.chmod(0o555)
     before = snapshot(out)
-    code, err = as_nobody(lambda: _cli_as_user("index", str(source), "-o", str(out)))
+    code, err = as_another_user(lambda: _cli_as_user("index", str(source), "-o", str(out)))
     assert code == 1
     assert "is not writable (Permission denied); nothing was replaced. Make it writable" in err
     assert "Traceback" not in err and "unexpected" not in err
@@ -597,8 +527,8 @@ def test_a_read_only_index_in_a_writable_folder_is_not_replaced(open_folder: Pat
             os.chown(path, nobody.pw_uid, nobody.pw_gid)
     target.chmod(0o555)
     before = snapshot(open_folder)
-    kind, message, _ = as_nobody(lambda: _refusal(source, target))
-    assert kind == "OutputExistsError"
+    kind, message, _ = as_another_user(lambda: _refusal(source, target))
+    assert kind == "OutputWriteError"
     assert f"the folder {str(target)!r} is read-only; nothing was changed" in message
     assert snapshot(open_folder) == before  # no staging folder holding the old files
     assert load_index(target).model_dump() == earlier.model_dump()
@@ -631,7 +561,7 @@ def test_an_index_onto_a_read_only_mount_is_refused(tmp_path: Path, read_only_mo
     assert done.returncode == 1
     assert "is on a read-only file system (Read-only file system); nothing was replaced" in done.stderr
     assert snapshot(read_only_mount) == before
-    with pytest.raises(OutputExistsError, match="read-only file system") as info:
+    with pytest.raises(OutputWriteError, match="read-only file system") as info:
         index_document(tmp_path / "notes.md", output=read_only_mount / "other.pageindex")
     assert info.value.errno == errno.EROFS
     assert snapshot(read_only_mount) == before
@@ -653,7 +583,7 @@ def test_a_loader_whose_cache_is_read_only_serves_the_index_with_a_warning(open_
             pages = DocumentLoaderPageIndex(cache_dir=cache).load(str(source))
         return len(pages), [str(warning.message) for warning in caught]
 
-    count, messages = as_nobody(load)
+    count, messages = as_another_user(load)
     assert count >= 1
     assert any("cache could not be written" in message and "not writable" in message for message in messages)
     assert list(cache.iterdir()) == []

@@ -5,6 +5,7 @@ SIGKILL mid-write, and a disk that really fills up (a tmpfs)."""
 from __future__ import annotations
 
 import base64
+import errno
 import io
 import json
 import os
@@ -15,7 +16,6 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pymupdf
@@ -28,6 +28,7 @@ from extract_thinker_pageindex import (
     ImageNode,
     InvalidOptionError,
     OutputExistsError,
+    OutputWriteError,
     Page,
     ParagraphNode,
     index_document,
@@ -340,8 +341,8 @@ UNUSABLE = {
         "shorter output name",
         2,
     ),
-    "/proc/self": ("/proc/self/view.html", OutputExistsError, "cannot be written", 1),
-    "/proc/self/fd": ("/proc/self/fd/view.html", OutputExistsError, "cannot be written", 1),
+    "/proc/self": ("/proc/self/view.html", OutputWriteError, "cannot be written", 1),
+    "/proc/self/fd": ("/proc/self/fd/view.html", OutputWriteError, "cannot be written", 1),
     "/proc/self/fd/1, a link": ("/proc/self/fd/1", OutputExistsError, "symbolic link", 1),
     "/proc/self/environ": (
         "/proc/self/environ",
@@ -576,40 +577,23 @@ def test_stale_staging_folders_go_by_their_writer_or_their_age(sample: Path, tmp
 # -- a write that fails ---------------------------------------------------------------------------------
 
 
-@pytest.fixture
-def tiny_disk(tmp_path: Path) -> Iterator[Path]:
-    """A 256 KiB tmpfs: a disk that really fills up. Needs root (mount), else the test is skipped."""
-    mount_point = tmp_path / "disk"
-    mount_point.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", str(mount_point)],
-        capture_output=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
-    try:
-        yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
-
-
 def test_a_view_that_fills_the_disk_keeps_the_earlier_view(
     sample: Path, tiny_disk: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tiny_disk / "view.html"
     view_index(sample, output=out, dpi=10)  # small pictures: it fits
     before = snapshot(tiny_disk)
-    with pytest.raises(OutputExistsError, match="No space left on device; nothing was replaced") as info:
+    with pytest.raises(
+        OutputWriteError, match=r"is full \(No space left on device\); nothing was replaced"
+    ) as info:
         view_index(sample, output=out, dpi=150, query="fees")  # about 400 KB of pictures: it does not
     assert isinstance(info.value.__cause__, OSError)
+    assert info.value.errno == errno.ENOSPC
     assert snapshot(tiny_disk) == before
     assert main(["view", str(sample), "-o", str(out), "--dpi", "150"]) == 1
     assert "No space left on device" in capsys.readouterr().err
     assert snapshot(tiny_disk) == before
     nested = tiny_disk / "new" / "deeper" / "view.html"
-    with pytest.raises(OutputExistsError, match="No space left on device"):
+    with pytest.raises(OutputWriteError, match="No space left on device"):
         view_index(sample, output=nested, dpi=150)
     assert snapshot(tiny_disk) == before  # the folders made for it are gone again

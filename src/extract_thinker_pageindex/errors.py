@@ -14,6 +14,8 @@ either the project's base class or the builtin they already handle::
     ├── LLMExtractionError (RuntimeError)     a model call failed or answered unusably
     ├── IndexFormatError (ValueError)         a saved .pageindex directory is invalid
     ├── OutputExistsError (FileExistsError)   refusing to replace something that is not a page index
+    ├── OutputWriteError (OSError)            the output cannot be written: a read-only folder or file
+    │                                         system, a full disk (``errno`` as the system gave it)
     ├── RetrieverClosedError (RuntimeError)   a closed retriever was used
     └── RetrieverError (RuntimeError)         the retriever's database failed: full disk, read-only,
         │                                     locked past the timeout, I/O
@@ -34,6 +36,7 @@ __all__ = [
     "ModelRequiredError",
     "NoMatchError",
     "OutputExistsError",
+    "OutputWriteError",
     "PageIndexError",
     "PageIndexWarning",
     "PageSpecError",
@@ -86,6 +89,12 @@ class IndexFormatError(PageIndexError, ValueError):
 
 class OutputExistsError(PageIndexError, FileExistsError):
     """The output path exists and is not a page index directory, so it is not replaced."""
+
+
+class OutputWriteError(PageIndexError, OSError):
+    """The output cannot be written: a folder or file system that is read-only, a full disk, a quota used
+    up. ``errno`` is the operating system's number and the ``OSError`` is the ``__cause__``; what was at
+    the output before is left as it was."""
 
 
 class RetrieverClosedError(PageIndexError, RuntimeError):

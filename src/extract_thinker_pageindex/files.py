@@ -17,7 +17,7 @@ import os
 import stat
 from collections.abc import Iterator
 
-from .errors import PageIndexError
+from .errors import OutputWriteError, PageIndexError
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
@@ -25,6 +25,7 @@ __all__ = [
     "check_path",
     "clean_text",
     "hash_regular_file",
+    "write_failure",
     "iter_regular_file",
     "read_regular_file",
 ]
@@ -192,6 +193,40 @@ def check_path(path: str | os.PathLike[str], *, error: type[PageIndexError]) -> 
         raise error(f"{shown} is not a usable path: it holds a NUL character.")
     if len(encoded) > _PATH_MAX or any(len(part) > _NAME_MAX for part in encoded.split(b"/")):
         raise error(f"{shown} is not a usable path: it is too long for the file system.")
+
+
+# What a write the operating system refused says, by errno: the problem, and what to do about it.
+_ELSEWHERE = "choose another output path (-o on the command line, output= in Python)"
+_ONLY_ELSEWHERE = "Choose another output path (-o on the command line, output= in Python)."
+_WRITE_FAILURES = {
+    errno.EACCES: ("the folder {folder} is not writable", f"Make it writable, or {_ELSEWHERE}."),
+    errno.EPERM: ("the folder {folder} is not writable", f"Make it writable, or {_ELSEWHERE}."),
+    errno.EROFS: ("the folder {folder} is on a read-only file system", _ONLY_ELSEWHERE),
+    errno.ENOSPC: ("the disk holding {folder} is full", f"Free some space, or {_ELSEWHERE}."),
+    errno.EDQUOT: ("the disk quota for {folder} is used up", f"Free some space, or {_ELSEWHERE}."),
+}
+
+
+def write_failure(subject: str, target: str | os.PathLike[str], exc: OSError) -> OutputWriteError:
+    """The project's error for a write the operating system refused (a read-only folder, a full disk),
+    with the system's ``errno``: "<subject> cannot be written: <the problem> (<strerror>); nothing was
+    replaced. <what to do>". Raise it ``from exc``.
+
+    Args:
+        subject: What was being written, as the message starts ("The page index '/x/a.pageindex'").
+        target: Its path; the message names the nearest folder of it that exists.
+        exc: The operating system's error.
+    """
+    folder = os.path.dirname(os.path.abspath(target))
+    while not os.path.isdir(folder) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)  # the folder that exists: the one that refused what was made in it
+    problem, remedy = _WRITE_FAILURES.get(exc.errno or 0, ("writing in {folder} failed", _ONLY_ELSEWHERE))
+    error = OutputWriteError(
+        f"{subject} cannot be written: {problem.format(folder=_quote(folder))} ({exc.strerror or exc}); "
+        f"nothing was replaced. {remedy}"
+    )
+    error.errno = exc.errno  # only errno: with strerror set as well, str() would print that instead
+    return error
 
 
 def _open_failure(name: str, exc: OSError, follow_symlinks: bool) -> str:

@@ -22,8 +22,8 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from .errors import IndexFormatError, InvalidOptionError, OutputExistsError
-from .files import MAX_INDEX_FILE_BYTES, check_path, read_regular_file
+from .errors import IndexFormatError, InvalidOptionError, OutputExistsError, OutputWriteError, PageIndexError
+from .files import MAX_INDEX_FILE_BYTES, check_path, read_regular_file, write_failure
 from .format_version import FORMAT_VERSION, format_problem, is_newer_minor, readable_versions, upgrade
 from .model import Document, ImageNode, Page, TableNode
 
@@ -171,33 +171,6 @@ def _check_replaceable(target: Path) -> None:
         )
 
 
-# What a save the operating system refused says, by errno: the problem, and what to do about it.
-_ELSEWHERE = "choose another output path (-o on the command line, output= in Python)"
-_ONLY_ELSEWHERE = "Choose another output path (-o on the command line, output= in Python)."
-_WRITE_FAILURES = {
-    errno.EACCES: ("the folder {folder} is not writable", f"Make it writable, or {_ELSEWHERE}."),
-    errno.EPERM: ("the folder {folder} is not writable", f"Make it writable, or {_ELSEWHERE}."),
-    errno.EROFS: ("the folder {folder} is on a read-only file system", _ONLY_ELSEWHERE),
-    errno.ENOSPC: ("the disk holding {folder} is full", f"Free some space, or {_ELSEWHERE}."),
-    errno.EDQUOT: ("the disk quota for {folder} is used up", f"Free some space, or {_ELSEWHERE}."),
-}
-
-
-def _write_failure(target: Path, exc: OSError) -> OutputExistsError:
-    """The project's error for a save the operating system refused (a read-only folder, a full disk), with
-    the operating system's ``errno``."""
-    folder = target.parent
-    while not folder.is_dir() and folder.parent != folder:
-        folder = folder.parent  # the folder that exists: the one that refused what was to be made in it
-    problem, remedy = _WRITE_FAILURES.get(exc.errno or 0, ("writing in {folder} failed", _ONLY_ELSEWHERE))
-    error = OutputExistsError(
-        f"The page index {str(target)!r} cannot be written: {problem.format(folder=repr(str(folder)))} "
-        f"({exc.strerror or exc}); nothing was replaced. {remedy}"
-    )
-    error.errno = exc.errno  # only errno: with strerror set as well, str() would print that instead
-    return error
-
-
 def _make_parents(folder: Path) -> list[Path]:
     """Create ``folder`` and its missing parents; return those it created, deepest first.
 
@@ -273,9 +246,10 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     Raises:
         OutputExistsError: ``output`` exists and is not recognisably a page index: only an empty
             directory, or a ``*.pageindex`` directory holding nothing but ``document.json`` and
-            ``images/*.png``, is replaced. Nothing else is ever deleted. Also when the index cannot be
-            written (a read-only folder or index, a full disk; the ``OSError`` is its ``__cause__``): an
-            index already there is then left as it was, and no staging folder is left behind.
+            ``images/*.png``, is replaced. Nothing else is ever deleted.
+        OutputWriteError: the index cannot be written (a read-only folder, index or file system, a full
+            disk; ``errno`` is the system's, the ``OSError`` its ``__cause__``): an index already there
+            is left as it was, and no staging or new folder is left behind.
 
     A crash mid-save can leave a ``.<name>.pageindex.tmp-*`` folder beside the target; the next save removes
     such folders once they are an hour old.
@@ -284,10 +258,10 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     target = Path(output)
     try:
         _save(document, target)
-    except OutputExistsError:
+    except PageIndexError:
         raise
     except OSError as exc:
-        raise _write_failure(target, exc) from exc
+        raise write_failure(f"The page index {str(target)!r}", target, exc) from exc
     return target
 
 
@@ -313,10 +287,13 @@ def _save(document: Document, target: Path) -> None:
         # as such, not the index in it that cannot be written either.
         read_only = _read_only_part(target)
         if read_only is not None:
-            raise OutputExistsError(
+            failure = OutputWriteError(
                 f"The page index {str(target)!r} cannot be replaced: the folder {str(read_only)!r} is "
-                f"read-only; nothing was changed. Make it writable, or {_ELSEWHERE}."
+                "read-only; nothing was changed. Make it writable, or choose another output path (-o on "
+                "the command line, output= in Python)."
             )
+            failure.errno = errno.EACCES
+            raise failure
         pages = []
         for page in document.pages:
             nodes = []

@@ -35,8 +35,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from ..errors import InvalidOptionError, OutputExistsError
-from ..files import check_path, iter_regular_file, read_regular_file
+from ..errors import InvalidOptionError, OutputExistsError, OutputWriteError
+from ..files import check_path, iter_regular_file, read_regular_file, write_failure
 
 __all__ = ["FOLDER_MARK", "STALE_SECONDS", "Staging", "check_output", "images_folder", "staged_view"]
 
@@ -104,8 +104,10 @@ def check_output(target: Path, *, index_root: Path, source_path: Path | None) ->
         resolved = target.resolve()
         index_folder = index_root.resolve()
         source = source_path.resolve() if source_path is not None else None
-    except (OSError, RuntimeError) as exc:  # a loop of links in a folder of the path
+    except RuntimeError as exc:  # a loop of links in a folder of the path
         raise OutputExistsError(f"{_shown(target)} cannot be written: {exc}; choose another output.") from exc
+    except OSError as exc:
+        raise _write_failure(target, exc) from exc
     if source is not None and resolved == source:
         raise OutputExistsError(
             f"{_shown(target)} is the indexed source file; name another HTML file to write."
@@ -273,7 +275,8 @@ def staged_view(target: Path) -> Iterator[Staging]:
     staging folders that killed views of the same output left are removed (see the module docstring).
 
     Raises:
-        OutputExistsError: a part of the output's folder is a file, or the folder cannot be written.
+        OutputExistsError: a part of the output's folder is a file.
+        OutputWriteError: the folder cannot be written (read-only, a full disk).
     """
     created = _make_parents(target, target.parent)
     staging: Staging | None = None
@@ -298,18 +301,16 @@ def staged_view(target: Path) -> Iterator[Staging]:
             _remove_created(created)
 
 
-def _write_failure(target: Path, exc: OSError) -> OutputExistsError:
-    return OutputExistsError(
-        f"The view cannot be written at {_shown(target)}: {exc.strerror or exc}; nothing was replaced. "
-        "Choose another output (-o, output= in Python)."
-    )
+def _write_failure(target: Path, exc: OSError) -> OutputWriteError:
+    return write_failure(f"The view {_shown(target)}", target, exc)
 
 
 def _make_parents(target: Path, folder: Path) -> list[Path]:
     """Create ``folder`` and its missing parents; return those created, deepest first.
 
     Raises:
-        OutputExistsError: a part of the path is a file, not a folder, or cannot be created.
+        OutputExistsError: a part of the path is a file, not a folder.
+        OutputWriteError: a folder cannot be created.
     """
     missing = []
     current = folder
