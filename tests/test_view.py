@@ -3,6 +3,7 @@ the query's matches and words, no network request; and the ``view`` command."""
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -298,6 +299,39 @@ def test_hostile_text_stays_text(browser: Any, tmp_path: Path) -> None:
         assert "</script>" in title
 
 
+def _embedded_data(html: Path) -> str:
+    text = html.read_text(encoding="utf-8")
+    return text.split('<script type="application/json" id="pageindex-data">', 1)[1].split("</script>", 1)[0]
+
+
+def test_the_embedded_data_written_node_by_node_is_one_json_document(
+    sample: Path, sample_view: Path, tmp_path: Path
+) -> None:
+    """The nodes' data is written node by node: together it is exactly the compact JSON of the whole, with
+    every page and node in order, the query's words on the matched pages, and no ``<``, ``>`` or ``&``."""
+    from extract_thinker_pageindex.view.html import json_for_script
+
+    source = tmp_path / "hostile.md"
+    source.write_text(
+        "# Fees & </script> — “due” 😀\n\nNet <b>30</b> days & more.\n\n# Notes\n\n- [1] é ü ∑\n",
+        encoding="utf-8",
+    )
+    index_document(source)
+    hostile = tmp_path / "hostile.pageindex"
+    for index, html in ((sample, sample_view), (hostile, view_index(hostile))):
+        raw = _embedded_data(html)
+        assert not {"<", ">", "&"} & set(raw)
+        data = json.loads(raw)
+        assert json_for_script(data) == raw
+        document = load_index(index)
+        assert [page["n"] for page in data["pages"]] == [page.index + 1 for page in document.pages]
+        for shown, page in zip(data["pages"], document.pages, strict=True):
+            nodes = [node for node in page.nodes if node.type != "section"]
+            assert [node["id"] for node in shown["nodes"]] == [node.id for node in nodes]
+            assert [node["x"] for node in shown["nodes"]] == [str(node.content) for node in nodes]
+    assert any("h" in page for page in json.loads(_embedded_data(sample_view))["pages"])
+
+
 @pytest.mark.parametrize("change", ["rotate", "crop"])
 def test_boxes_follow_rotated_and_cropped_pages(browser: Any, tmp_path: Path, change: str) -> None:
     from pdf_support import prose
@@ -343,11 +377,14 @@ def test_a_filing_view_opens_at_once_and_draws_boxes_lazily(
     with opened(browser, html) as page, pymupdf.open(source) as pdf:
         assert page.locator("section.page").count() == 116
         assert page.locator("img[loading=lazy][width][height]").count() == 116
-        # Only the pages near the screen have their boxes yet.
+        # Only the pages near the screen have their boxes yet (drawn as they come into view: waited for,
+        # since a loaded machine draws them later).
+        page.locator(".box").first.wait_for()
         assert 0 < page.locator(".box").count() < placed / 10
         first = page.locator("#matches li.match a").first
         number = int(first.get_attribute("data-goto") or "0")
         first.click()
+        page.locator(f"#page-{number} .hit").nth(1).wait_for()
         assert page.locator(f"#page-{number} .hit").count() >= 2
         assert page.locator(f"#page-{number}").bounding_box()["y"] < 900
         assert check_paragraph_boxes(page, pdf, document, number - 1) >= 3
@@ -356,6 +393,7 @@ def test_a_filing_view_opens_at_once_and_draws_boxes_lazily(
         target_page = int(last.get_attribute("data-goto") or "0")
         assert target_page > 60
         last.click()
+        page.locator(f"#page-{target_page} #toc-target").wait_for()
         box = page.locator(f"#page-{target_page} #toc-target").bounding_box()
         assert box is not None and 0 <= box["y"] <= 900
         assert check_paragraph_boxes(page, pdf, document, 57) >= 5

@@ -135,7 +135,7 @@ def view_index(
             be written there. Nothing that was there is changed.
     """
     from ..store import load_index
-    from .html import render_html
+    from .html import html_pieces
     from .pictures import find_source, source_beside, source_kind
 
     if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
@@ -178,14 +178,15 @@ def view_index(
             else:
                 pages = _text_pages(document, result, staging, embed_images)
             # Inside the query's block: marking the snippets' words asks its retriever for their tokens.
-            html = render_html(
+            pieces = html_pieces(
                 document,
                 pages,
                 result,
                 source_name=source_path.name if source_path else None,
                 missing_source=missing_source,
             )
-        staging.publish(html)
+        # Written piece by piece: the whole page is never one string in memory.
+        staging.publish(pieces)
     return target
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable, Iterator
 from html import escape, unescape
 from importlib import resources
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
     from .build import PageView
     from .matches import QueryResult
 
-__all__ = ["GENERATOR_MARK", "NODE_TYPES", "VIEW_HEAD", "json_for_script", "marked_html", "render_html"]
+__all__ = ["GENERATOR_MARK", "NODE_TYPES", "VIEW_HEAD", "html_pieces", "json_for_script", "marked_html"]
 
 #: The node types the view draws, in legend order.
 NODE_TYPES = ("heading", "paragraph", "list_item", "table", "image", "header", "footer", "metadata")
@@ -37,9 +38,14 @@ def _asset(name: str) -> str:
     return resources.files(__package__).joinpath(name).read_text(encoding="utf-8")
 
 
+#: Compact JSON, as ``json.dumps(data, ensure_ascii=False, separators=(",", ":"))`` writes it (made once:
+#: the view encodes every node on its own).
+_JSON = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
+
+
 def json_for_script(data: Any) -> str:
     """``data`` as JSON that can stand inside a ``<script>`` element: ``<``, ``>`` and ``&`` escaped."""
-    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    text = _JSON.encode(data)
     return text.replace("&", "\\u0026").replace("<", "\\u003c").replace(">", "\\u003e")
 
 
@@ -86,7 +92,7 @@ def _toc_order(document: Document) -> list[tuple[TocEntry, int]]:
     return order
 
 
-def _toc_html(document: Document, pages: dict[int, PageView]) -> str:
+def _toc_pieces(document: Document, pages: dict[int, PageView]) -> Iterator[str]:
     def entry_html(entry: TocEntry) -> str:
         title = escape(entry.title or "(untitled)")
         page = pages.get(entry.target_page) if entry.target_page is not None else None
@@ -104,18 +110,17 @@ def _toc_html(document: Document, pages: dict[int, PageView]) -> str:
 
     order = _toc_order(document)
     if not order:
-        return '<p class="empty">This index has no table of contents.</p>'
-    parts: list[str] = []
+        yield '<p class="empty">This index has no table of contents.</p>'
+        return
     depth = -1
     for entry, level in order:
         if level > depth:
-            parts.append("<ul><li>" * (level - depth))
+            yield "<ul><li>" * (level - depth)
         else:
-            parts.append("</li></ul>" * (depth - level) + "</li><li>")
-        parts.append(entry_html(entry))
+            yield "</li></ul>" * (depth - level) + "</li><li>"
+        yield entry_html(entry)
         depth = level
-    parts.append("</li></ul>" * (depth + 1))
-    return "".join(parts)
+    yield "</li></ul>" * (depth + 1)
 
 
 def _matches_html(result: QueryResult, pages: dict[int, PageView]) -> str:
@@ -164,49 +169,96 @@ def _legend_html(pages: list[PageView], *, toc_boxes: bool) -> str:
     return f'<section id="legend"><h2>Node types</h2><ul>{"".join(items)}</ul></section>'
 
 
-def _page_html(k: int, page: PageView) -> str:
+def _page_pieces(k: int, page: PageView) -> Iterator[str]:
+    """A page's markup: its head, then a piece per node (a picture's ``data:`` URI a piece of its own)."""
     number = page.index + 1
+    classes = "page matched" if page.match_rank is not None else "page"
     badge = ""
     if page.match_rank is not None:
         badge = f' <span class="badge">match {page.match_rank} · score {page.match_score:.3f}</span>'
-    head = f'<h2 class="page-head">Page {number}{badge}</h2>'
+    yield (
+        f'<section class="{classes}" id="page-{number}" data-k="{k}" data-page="{number}">'
+        f'<h2 class="page-head">Page {number}{badge}</h2>'
+    )
     if page.src is not None:
-        sheet = (
-            f'<div class="sheet picture" style="aspect-ratio:{page.width_px}/{page.height_px}">'
-            f'<img src="{escape(page.src)}" width="{page.width_px}" height="{page.height_px}" '
+        yield f'<div class="sheet picture" style="aspect-ratio:{page.width_px}/{page.height_px}"><img src="'
+        yield escape(page.src)
+        yield (
+            f'" width="{page.width_px}" height="{page.height_px}" '
             f'loading="lazy" decoding="async" alt="Page {number}"></div>'
         )
     else:
-        blocks = []
+        yield '<div class="sheet text">'
         for j, node in enumerate(page.nodes):
             label = node.type.replace("_", " ") + (f" {escape(node.label)}" if node.label else "")
-            blocks.append(
+            yield (
                 f'<div class="block t-{node.type}" data-j="{j}"><span class="tag">{label}</span>'
                 f'<div class="text">{marked_html(node.text, node.marks)}</div>'
-                + (
-                    f'<img class="crop" src="{escape(node.picture)}" loading="lazy" alt="{label}">'
-                    if node.picture is not None
-                    else ""
-                )
-                + "</div>"
             )
-        if not blocks:
-            blocks.append('<p class="empty">No text on this page.</p>')
-        sheet = f'<div class="sheet text">{"".join(blocks)}</div>'
-    classes = "page matched" if page.match_rank is not None else "page"
-    attributes = f'class="{classes}" id="page-{number}" data-k="{k}" data-page="{number}"'
-    return f"<section {attributes}>{head}{sheet}</section>"
+            if node.picture is not None:
+                yield '<img class="crop" src="'
+                yield escape(node.picture)
+                yield f'" loading="lazy" alt="{label}">'
+            yield "</div>"
+        if not page.nodes:
+            yield '<p class="empty">No text on this page.</p>'
+        yield "</div>"
+    yield "</section>"
 
 
-def render_html(
+def _data_pieces(pages: list[PageView]) -> Iterator[str]:
+    """The nodes' data for the page's script, node by node: the very text that
+    ``json_for_script({"pages": [...]})`` of every page's data would give, never built whole."""
+    yield '{"pages":['
+    for k, page in enumerate(pages):
+        yield f'{"," if k else ""}{{"n":{json_for_script(page.index + 1)},"nodes":['
+        for j, node in enumerate(page.nodes):
+            yield ("," if j else "") + json_for_script(node.data())
+        yield "]"
+        if page.hits:
+            yield ',"h":' + json_for_script([list(hit) for hit in page.hits])
+        yield "}"
+    yield "]}"
+
+
+#: Small pieces of the view are joined into text of about this many characters before they are written.
+_CHUNK = 1 << 16
+
+
+def _chunked(pieces: Iterable[str]) -> Iterator[str]:
+    """``pieces`` joined into text of about :data:`_CHUNK` characters; a piece as long as that (a picture's
+    URI, the script) is passed on as it is, never copied."""
+    buffer: list[str] = []
+    size = 0
+    for piece in pieces:
+        if len(piece) >= _CHUNK:
+            if buffer:
+                yield "".join(buffer)
+                buffer, size = [], 0
+            yield piece
+            continue
+        buffer.append(piece)
+        size += len(piece)
+        if size >= _CHUNK:
+            yield "".join(buffer)
+            buffer, size = [], 0
+    if buffer:
+        yield "".join(buffer)
+
+
+def html_pieces(
     document: Document,
     pages: list[PageView],
     result: QueryResult | None,
     *,
     source_name: str | None,
     missing_source: str | None = None,
-) -> str:
-    """The whole view as one HTML string.
+) -> Iterator[str]:
+    """The whole view as HTML text in pieces, to be written one after the other: page by page, and the
+    nodes' data node by node, so that the whole view's text need never be held at once.
+
+    The query's part is made at once (marking its snippets asks the query's retriever); the rest as the
+    pieces are taken, so ``document`` and ``pages`` must not change until they all are.
 
     Args:
         document: The page index.
@@ -214,8 +266,23 @@ def render_html(
         result: The query's matches, if a query was given.
         source_name: The file the pictures were drawn from, if any.
         missing_source: Why the source could not be drawn from (pages then shown as text), if so.
+
+    Returns:
+        The pieces, in order; joined, they are the view's file (written as UTF-8).
     """
     by_index = {page.index: page for page in pages}
+    matches = _matches_html(result, by_index) if result is not None else ""
+    return _chunked(_view_pieces(document, pages, by_index, matches, source_name, missing_source))
+
+
+def _view_pieces(
+    document: Document,
+    pages: list[PageView],
+    by_index: dict[int, PageView],
+    matches: str,
+    source_name: str | None,
+    missing_source: str | None,
+) -> Iterator[str]:
     title = document.title or document.name
     counts = document.node_counts()
     facts = [f"{len(pages)} page(s)", f"{sum(counts.values())} nodes", f"{len(document.toc)} TOC entries"]
@@ -223,33 +290,34 @@ def render_html(
         facts.insert(0, source_name)
     elif document.extension:
         facts.insert(0, f"{document.name}.{document.extension} (shown as text)")
-    data = {"pages": [_page_data(page) for page in pages]}
-    side = [
-        f'<header><h1>{escape(title)}</h1><p class="meta">{escape(" · ".join(facts))}</p></header>',
-        f'<p class="missing">Pages shown as text: {escape(missing_source)}</p>' if missing_source else "",
-        _matches_html(result, by_index) if result is not None else "",
-        _legend_html(pages, toc_boxes=any(entry.bbox is not None for entry in document.toc)),
-        f'<nav id="toc"><h2>Contents</h2>{_toc_html(document, by_index)}</nav>',
-    ]
-    body = "".join(_page_html(k, page) for k, page in enumerate(pages))
-    return (
+    yield (
         f"{VIEW_HEAD}"
         f'<meta http-equiv="Content-Security-Policy" content="{_CSP}">'
         '<meta name="viewport" content="width=device-width, initial-scale=1">'
         f"<title>{escape(title)} — page index</title>"
-        f"<style>{_asset('view.css')}</style></head>\n"
-        f'<body><aside id="side">{"".join(side)}</aside>\n'
-        f'<main id="pages">{body}</main>\n'
+    )
+    yield f"<style>{_asset('view.css')}</style></head>\n"
+    yield (
+        f'<body><aside id="side"><header><h1>{escape(title)}</h1>'
+        f'<p class="meta">{escape(" · ".join(facts))}</p></header>'
+    )
+    if missing_source:
+        yield f'<p class="missing">Pages shown as text: {escape(missing_source)}</p>'
+    yield matches
+    yield _legend_html(pages, toc_boxes=any(entry.bbox is not None for entry in document.toc))
+    yield '<nav id="toc"><h2>Contents</h2>'
+    yield from _toc_pieces(document, by_index)
+    yield "</nav></aside>\n"
+    yield '<main id="pages">'
+    for k, page in enumerate(pages):
+        yield from _page_pieces(k, page)
+    yield "</main>\n"
+    yield (
         '<div id="details" hidden><button type="button" class="close" aria-label="close">×</button>'
         '<p class="kind"></p><div class="text"></div></div>\n'
-        f'<script type="application/json" id="pageindex-data">{json_for_script(data)}</script>\n'
-        f"<script>{_asset('view.js')}</script>\n"
-        "</body></html>\n"
     )
-
-
-def _page_data(page: PageView) -> dict[str, Any]:
-    item: dict[str, Any] = {"n": page.index + 1, "nodes": [node.data() for node in page.nodes]}
-    if page.hits:
-        item["h"] = [list(hit) for hit in page.hits]
-    return item
+    yield '<script type="application/json" id="pageindex-data">'
+    yield from _data_pieces(pages)
+    yield "</script>\n"
+    yield f"<script>{_asset('view.js')}</script>\n"
+    yield "</body></html>\n"

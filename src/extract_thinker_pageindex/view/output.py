@@ -28,7 +28,7 @@ import stat
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -229,15 +229,17 @@ class Staging:
             raise _write_failure(self.target, exc) from exc
         return f"{quote(images_folder(self.target).name)}/{quote(name)}"
 
-    def publish(self, html: str) -> None:
-        """Move the HTML (and its pictures folder, if any) into place: the folder first, so the page never
+    def publish(self, html: Iterable[str]) -> None:
+        """Write the HTML, given in pieces (written one by one, never joined in memory), and move it (and
+        its pictures folder, if any) into place: the folder first, so the page never
         names pictures that are not there yet; each by a rename, so a reader never sees half a file. An
         earlier view's folder is moved aside and only removed once the new view is in place: if a step
         fails, the earlier view is put back as it was."""
         target, folder = self.target, images_folder(self.target)
         page, files, old = self.folder / "view.html", self.folder / _FILES, self.folder / "old-files"
         try:
-            page.write_text(html, encoding="utf-8")
+            with open(page, "w", encoding="utf-8") as file:
+                file.writelines(html)
             if files.is_dir():
                 names = sorted(entry.name for entry in os.scandir(files))
                 mark = {"generator": _GENERATOR, "view": target.name, "files": names}
