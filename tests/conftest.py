@@ -232,3 +232,16 @@ def open_folder() -> Iterator[Path]:
     finally:
         folder.chmod(0o755)
         shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def schemas(postgres_dsn: str) -> Iterator[list[str]]:
+    """Fresh PostgreSQL schema names for a test (``postgres_schemas.new_schema``), dropped after it."""
+    import psycopg
+    from psycopg import sql
+
+    made: list[str] = []
+    yield made
+    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
+        for schema in made:
+            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))

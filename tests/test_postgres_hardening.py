@@ -14,10 +14,7 @@ import random
 import subprocess
 import sys
 import traceback
-import uuid
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -35,6 +32,7 @@ from extract_thinker_pageindex import (  # noqa: E402
 )
 from extract_thinker_pageindex.retrieval.pg_conninfo import ConnectionString  # noqa: E402
 from extract_thinker_pageindex.retrieval.pg_database import connection_lost, translate_error  # noqa: E402
+from postgres_schemas import execute, new_schema  # noqa: E402
 from postgres_server import free_port  # noqa: E402
 
 #: The secret put in every position; no output may hold it, in any case.
@@ -44,27 +42,6 @@ MARK = "Hush7Secret"
 def assert_hidden(*texts: str) -> None:
     for text in texts:
         assert MARK.casefold() not in text.casefold(), text
-
-
-@pytest.fixture
-def schemas(postgres_dsn: str) -> Iterator[list[str]]:
-    made: list[str] = []
-    yield made
-    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-        for schema in made:
-            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-
-
-def new_schema(schemas: list[str]) -> str:
-    schema = f"h_{uuid.uuid4().hex[:16]}"
-    schemas.append(schema)
-    return schema
-
-
-def execute(dsn: str, statement: Any, *params: Any) -> list[tuple[Any, ...]]:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        cursor = conn.execute(statement, params or None)
-        return cursor.fetchall() if cursor.description else []
 
 
 @pytest.fixture
@@ -162,7 +139,7 @@ def test_a_live_retriever_shows_no_secret(
     form: str, port: int, schemas: list[str], postgres_dsn: str
 ) -> None:
     dsn = live_forms(port)[form]
-    schema = new_schema(schemas)
+    schema = new_schema(schemas, "h")
     with PostgresPageRetriever(dsn, schema=schema, timeout=5) as retriever:
         assert retriever.dsn == f"host=127.0.0.1 port={port} dbname=postgres user=postgres"
         retriever.index("doc", ["Revenue rose."])
@@ -178,7 +155,7 @@ def test_a_live_retriever_shows_no_secret(
 def test_a_failed_connect_quotes_no_secret(form: str, port: int, schemas: list[str]) -> None:
     dsn = dead_forms(port)[form]
     with pytest.raises((RetrieverConnectionError, InvalidOptionError)) as caught:
-        PostgresPageRetriever(dsn, schema=new_schema(schemas), timeout=5)
+        PostgresPageRetriever(dsn, schema=new_schema(schemas, "h"), timeout=5)
     assert_hidden(str(caught.value), "".join(traceback.format_exception(caught.value)))
     if form.startswith("unreadable"):
         assert isinstance(caught.value, InvalidOptionError)
@@ -197,7 +174,10 @@ def test_the_pools_warnings_are_scrubbed(
     port: int, schemas: list[str], caplog: pytest.LogCaptureFixture
 ) -> None:
     dsn = live_forms(port)["slash in the password"]
-    with PostgresPageRetriever(dsn, schema=new_schema(schemas), timeout=5), caplog.at_level(logging.WARNING):
+    with (
+        PostgresPageRetriever(dsn, schema=new_schema(schemas, "h"), timeout=5),
+        caplog.at_level(logging.WARNING),
+    ):
         # What psycopg_pool logs when a connection fails: libpq's error, which may quote what it misread.
         logging.getLogger("psycopg.pool").warning(
             "error connecting in %r: %s", "pageindex", f'invalid integer value "{MARK}" for option "port"'
@@ -288,7 +268,7 @@ def test_the_command_line_and_the_report_show_no_secret(
     form: str, tmp_path: Path, port: int, schemas: list[str], postgres_dsn: str
 ) -> None:
     dsn = live_forms(port)[form]
-    schema = new_schema(schemas)
+    schema = new_schema(schemas, "h")
     docs = two_documents(tmp_path / "docs")
     with PostgresPageRetriever(postgres_dsn, schema=schema) as retriever:
         retriever.index("beta.md", ["The old beta pages about moraines."])
@@ -339,7 +319,7 @@ def test_the_command_line_quotes_no_secret_when_it_cannot_connect(
 def test_index_documents_writes_no_secret_into_its_report(
     workers: int, tmp_path: Path, port: int, schemas: list[str], postgres_dsn: str
 ) -> None:
-    schema = new_schema(schemas)
+    schema = new_schema(schemas, "h")
     docs = two_documents(tmp_path / "docs")
     with PostgresPageRetriever(live_forms(port)["at signs in the password"], schema=schema) as retriever:
         refuse_writes(postgres_dsn, schema, "beta.md")
@@ -372,7 +352,7 @@ def test_a_page_over_the_tsvector_limit_is_indexed_and_ranked_as_sqlite_ranks_it
     huge = " ".join(huge_page(rng, 500_000))
     assert len(huge.encode()) > 3_600_000
     pages = ["Balance sheet: revenue 1,200.", huge, "Dividend policy approved; revenue grew."]
-    schema = new_schema(schemas)
+    schema = new_schema(schemas, "h")
     with SQLitePageRetriever() as lite, PostgresPageRetriever(postgres_dsn, schema=schema) as pg:
         pg.index("other", ["An older filing about revenue."])
         for retriever in (lite, pg):
@@ -400,7 +380,10 @@ def test_a_doc_id_over_the_btree_limit_works_as_in_sqlite(postgres_dsn: str, sch
     # Random CJK (3 bytes each in UTF-8) does not compress: 12,000 bytes, over the 2,704 of a btree entry.
     long_id = "".join(chr(rng.randrange(0x4E00, 0x9FFF)) for _ in range(4_000))
     odd_id = long_id[:100] + "\udcff" + "/é"
-    with SQLitePageRetriever() as lite, PostgresPageRetriever(postgres_dsn, schema=new_schema(schemas)) as pg:
+    with (
+        SQLitePageRetriever() as lite,
+        PostgresPageRetriever(postgres_dsn, schema=new_schema(schemas, "h")) as pg,
+    ):
         for retriever in (lite, pg):
             retriever.index("short", ["Unrelated page."])
             retriever.index(long_id, ["A page about turbines.", "A page about glaciers."])
@@ -458,7 +441,7 @@ def test_the_servers_limits_and_data_errors_are_no_lost_connection(
 def test_a_refused_write_is_not_retried_and_keeps_the_old_pages(
     postgres_dsn: str, schemas: list[str]
 ) -> None:
-    schema = new_schema(schemas)
+    schema = new_schema(schemas, "h")
     with PostgresPageRetriever(postgres_dsn, schema=schema) as retriever:
         retriever.index("filing", ["Old page one about revenue.", "Old page two about dividends."])
         retriever.index("other", ["Another filing about turbines."])

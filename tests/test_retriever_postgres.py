@@ -41,6 +41,7 @@ from extract_thinker_pageindex import (  # noqa: E402
 )
 from llm_server import LLMServer  # noqa: E402
 from postgres_children import open_and_index, search_in_child  # noqa: E402
+from postgres_schemas import execute, new_schema  # noqa: E402
 from postgres_server import Relay, free_port  # noqa: E402
 
 PAGES = [
@@ -50,28 +51,6 @@ PAGES = [
     "Revenue by segment: cloud revenue grew 12 percent; hardware revenue fell; revenue overall rose.",
     "Legal proceedings. No material litigation. The board approved a dividend of 0.40 per share.",
 ]
-
-
-@pytest.fixture
-def schemas(postgres_dsn: str) -> Iterator[list[str]]:
-    """Fresh schema names for a test, dropped after it."""
-    made: list[str] = []
-    yield made
-    with psycopg.connect(postgres_dsn, autocommit=True) as conn:
-        for schema in made:
-            conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-
-
-def new_schema(schemas: list[str]) -> str:
-    schema = f"t_{uuid.uuid4().hex[:16]}"
-    schemas.append(schema)
-    return schema
-
-
-def execute(dsn: str, statement: Any, *params: Any) -> list[tuple[Any, ...]]:
-    with psycopg.connect(dsn, autocommit=True) as conn:
-        cursor = conn.execute(statement, params or None)
-        return cursor.fetchall() if cursor.description else []
 
 
 # -- one ranking -----------------------------------------------------------------------------------------
