@@ -1,17 +1,22 @@
-"""Running test code as another user: root's power to write anything is dropped, so file permissions
-are really enforced."""
+"""What tests need of the system: running code as another user (root's power to write anything dropped,
+so file permissions are really enforced) and a tmpfs mounted for one test (a disk that really fills up,
+or one remounted read-only)."""
 
 from __future__ import annotations
 
 import os
 import pickle
 import pwd
-from collections.abc import Callable
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["as_another_user"]
+__all__ = ["as_another_user", "mounted_tmpfs"]
 
 
 def as_another_user(function: Callable[[], Any]) -> Any:
@@ -48,3 +53,27 @@ def as_another_user(function: Callable[[], Any]) -> Any:
     if status != "ok":
         raise AssertionError(f"the unprivileged call failed: {value}")
     return value
+
+
+@contextmanager
+def mounted_tmpfs(mount_point: Path, *options: str) -> Iterator[Path]:
+    """A tmpfs mounted at ``mount_point`` (made if missing) with ``mount -o`` options, unmounted after the
+    block. Needs root; the test is skipped where it cannot mount one."""
+    mount_point.mkdir(exist_ok=True)
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root")
+    command = [
+        "mount",
+        "-t",
+        "tmpfs",
+        *(["-o", ",".join(options)] if options else []),
+        "tmpfs",
+        str(mount_point),
+    ]
+    done = subprocess.run(command, capture_output=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
+    try:
+        yield mount_point
+    finally:
+        subprocess.run(["umount", "-l", str(mount_point)], check=False)

@@ -46,7 +46,7 @@ from extract_thinker_pageindex.model import (
     SectionNode,
     TocEntry,
 )
-from system_support import as_another_user
+from system_support import as_another_user, mounted_tmpfs
 
 MARKDOWN = "# Title\n\nThe board approved the dividend.\n\n## Results\n\nRevenue grew by four percent.\n"
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
@@ -537,22 +537,11 @@ def test_a_read_only_index_in_a_writable_folder_is_not_replaced(open_folder: Pat
 @pytest.fixture
 def read_only_mount(tmp_path: Path) -> Iterator[Path]:
     """A tmpfs holding an index, then remounted read-only: even root cannot write there."""
-    mount_point = tmp_path / "ro"
-    mount_point.mkdir()
-    if os.geteuid() != 0 or shutil.which("mount") is None:
-        pytest.skip("mounting a tmpfs needs root")
-    done = subprocess.run(
-        ["mount", "-t", "tmpfs", "tmpfs", str(mount_point)], capture_output=True, check=False
-    )
-    if done.returncode != 0:
-        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.decode(errors='replace').strip()}")
-    try:
+    with mounted_tmpfs(tmp_path / "ro") as mount_point:
         (tmp_path / "notes.md").write_text(MARKDOWN, encoding="utf-8")
         index_document(tmp_path / "notes.md", output=mount_point / "notes.pageindex")
         subprocess.run(["mount", "-o", "remount,ro", str(mount_point)], check=True)
         yield mount_point
-    finally:
-        subprocess.run(["umount", "-l", str(mount_point)], check=False)
 
 
 def test_an_index_onto_a_read_only_mount_is_refused(tmp_path: Path, read_only_mount: Path) -> None:
