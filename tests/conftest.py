@@ -71,6 +71,17 @@ def unavailable(variable: str, reason: str) -> NoReturn:
     pytest.skip(reason)
 
 
+@pytest.fixture
+def rapidocr_engine() -> None:
+    """RapidOCR's packages (the [rapidocr] extra). Skips without them, unless ``PAGEINDEX_REQUIRE_RAPIDOCR=1``
+    (CI installs them)."""
+    from extract_thinker_pageindex.ocr.settings import engine_problem, ocr_settings
+
+    problem = engine_problem(ocr_settings(ocr_engine="rapidocr"))
+    if problem is not None:
+        unavailable("PAGEINDEX_REQUIRE_RAPIDOCR", problem)
+
+
 @pytest.fixture(scope="session")
 def postgres_dsn():
     """A real PostgreSQL server: ``PAGEINDEX_TEST_POSTGRES_DSN``, or one started from the machine's binaries

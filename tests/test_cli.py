@@ -385,6 +385,9 @@ def test_inspect_returns_the_figures_of_a_known_document():
         "usage": None,
         "failed_pages": [],
         "refinement": [],
+        "text_sources": {"parsed": 3},
+        "ocr_pages": [],
+        "vision_pages": [],
     }
 
 
@@ -395,12 +398,13 @@ def test_inspect_prints_the_summary_lines():
     inspect(document, file=buffer)
 
     lines = buffer.getvalue().splitlines()
-    assert lines[:7] == [
+    assert lines[:8] == [
         "Document: lease",
         "Title:    Lease Agreement",
         "Author:   Legal Ops",
         "Pages:    3",
         "Nodes:    22 (heading 7, list_item 2, paragraph 6, section 7)",
+        "Text:     3 parsed",
         "Sections: 7",
         "TOC:      7 entries",
     ]

@@ -47,8 +47,11 @@ def test_pages_without_text_are_reported_and_skippable(make_pdf, tmp_path: Path,
     import pymupdf
 
     path = make_pdf(["Intro page with enough words to count as text.", "", "Closing page with text too."])
-    assert main(["index", str(path), "-o", str(tmp_path / "out")]) == 1
+    # Without OCR, the page without text needs a model; OCR (the default) finds the page draws nothing.
+    assert main(["index", str(path), "-o", str(tmp_path / "out"), "--ocr", "never"]) == 1
     assert "Page(s) 2" in capsys.readouterr().err
+    assert main(["index", str(path), "-o", str(tmp_path / "ocr")]) == 0
+    assert [len(page.nodes) for page in load_index(tmp_path / "ocr" / "doc.pageindex").pages][1] == 0
     assert main(["index", str(path), "-o", str(tmp_path / "out"), "--strategy", "text"]) == 0
     assert pymupdf.open(path).page_count == 3
     assert len(load_index(tmp_path / "out" / "doc.pageindex").pages) == 3

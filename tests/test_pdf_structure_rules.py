@@ -674,7 +674,7 @@ def test_auto_strategy_asks_for_a_model_for_a_page_of_two_latin_characters(tmp_p
     path = write_short_pages(tmp_path / "latin.pdf", [("ab", "helv")])
 
     with pytest.raises(ModelRequiredError):
-        build_index(path, strategy="auto", images=False)
+        build_index(path, strategy="auto", images=False, ocr="never")
 
 
 def test_a_larger_cjk_title_is_a_heading(tmp_path: Path) -> None:

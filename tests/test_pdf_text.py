@@ -917,7 +917,7 @@ TEXT_NODE_TYPES = ("heading", "paragraph", "list_item", "header", "footer", "tab
 
 def test_auto_strategy_without_a_model_names_the_page_without_text(scan_mix_pdf: Path) -> None:
     with pytest.raises(ModelRequiredError) as caught:
-        build_index(scan_mix_pdf)
+        build_index(scan_mix_pdf, ocr="never")
 
     message = str(caught.value)
     assert re.search(r"\bpages?(\(s\))? 2\b", message, re.IGNORECASE), message
@@ -926,7 +926,7 @@ def test_auto_strategy_without_a_model_names_the_page_without_text(scan_mix_pdf:
 
 def test_auto_strategy_skip_keeps_the_page_empty_with_a_warning(scan_mix_pdf: Path) -> None:
     with pytest.warns(PageIndexWarning, match=r"2"):
-        document = build_index(scan_mix_pdf, on_page_error="skip")
+        document = build_index(scan_mix_pdf, on_page_error="skip", ocr="never")
 
     assert [page.index for page in document.pages] == [0, 1, 2]
     assert not [node for node in page_of(document, 1).nodes if node.type in TEXT_NODE_TYPES]

@@ -325,10 +325,12 @@ BAD_DOCUMENTS = {
         write_truncated_to_200_bytes, DocumentLoadError, "is not a readable PDF"
     ),
     # MuPDF repairs a half file; the pages it lost are named, and nothing is written.
+    # (Without OCR: with it, the lost pages are found to draw nothing; see test_ocr.py.)
     "truncated-in-half": BadDocument(
         write_truncated_in_half,
         ModelRequiredError,
         r"Page\(s\) 4, 5, 6 of .* have no text layer",
+        options={"ocr": "never"},
         warning="damaged; MuPDF repaired it",
     ),
     "encrypted-without-password": BadDocument(
@@ -344,7 +346,10 @@ BAD_DOCUMENTS = {
     "directory-named-pdf": BadDocument(write_directory_named_pdf, DocumentLoadError, "is a directory"),
     "missing-file": BadDocument(write_nothing, DocumentLoadError, "No such file"),
     "image-only-pages": BadDocument(
-        write_image_only_pages, ModelRequiredError, r"Page\(s\) 1, 2 of .* have no text layer"
+        write_image_only_pages,
+        ModelRequiredError,
+        r"Page\(s\) 1, 2 of .* have no text layer",
+        options={"ocr": "never"},
     ),
     "image-without-model": BadDocument(write_small_image, ModelRequiredError, "needs a vision model"),
     "image-over-pixel-limit": BadDocument(
@@ -426,7 +431,7 @@ DEGRADED_DOCUMENTS = {
     "image-only-pages-skipped": DegradedDocument(
         write_image_only_pages,
         pages=2,
-        options={"on_page_error": "skip"},
+        options={"on_page_error": "skip", "ocr": "never"},
         warning="have no text layer (scanned or pictures only) and were kept empty",
     ),
     "outline-pointing-nowhere": DegradedDocument(

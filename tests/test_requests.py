@@ -12,6 +12,8 @@ from typing import Any
 
 import pymupdf
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from PIL import Image
 
 from extract_thinker_pageindex import ImageNode, InvalidOptionError, ParagraphNode, build_index
@@ -272,6 +274,20 @@ def test_each_family_page_image_is_within_its_limits(tmp_path: Path, family: str
             or grown[0] * grown[1] > limits.max_pixels
             or (limits.max_short_side is not None and min(grown) > limits.max_short_side)
         )
+
+
+@given(st.integers(1, 6000), st.integers(1, 6000))
+def test_qwen25_pages_are_sent_at_a_size_its_processor_keeps(width: int, height: int) -> None:
+    # Qwen2.5-VL's processor rounds each side to a multiple of 28 within its pixel budget: a size it
+    # would change is never sent (its boxes would then be in pixels of another image).
+    from extract_thinker_pageindex.llm import QWEN25_IMAGE_LIMITS as limits
+
+    snapped_width, snapped_height = limits.snapped(width, height)
+    assert snapped_width % 28 == 0 and snapped_height % 28 == 0
+    assert snapped_width * snapped_height <= limits.max_pixels and max(snapped_width, snapped_height) <= 2048
+    assert limits.snapped(snapped_width, snapped_height) == (snapped_width, snapped_height)
+    if width * height <= 900_000 and max(width, height) <= 2000 and min(width, height) >= 28:
+        assert abs(snapped_width - width) <= 14 and abs(snapped_height - height) <= 14
 
 
 def test_image_limits_are_checked() -> None:

@@ -193,6 +193,15 @@ def test_normalised_boxes_for_families_that_answer_in_thousandths(llm_server) ->
     assert points == (55, 190, 312, 602)
     assert pixels == (110, 380, 624, 1204)
     assert ModelClient("openai/qwen2-vl-7b").bbox_scale == "normalized"
+    assert ModelClient("openai/qwen3-vl-8b-instruct").bbox_scale == "normalized"
+    # Qwen2.5-VL answers pixels of its resized input (QwenLM/Qwen3-VL issues 676 and 721).
+    for name in (
+        "openai/qwen2.5-vl-72b-instruct",
+        "hosted_vllm/Qwen/Qwen2.5-VL-7B-Instruct",
+        "ollama/qwen2.5vl:7b",
+    ):
+        assert ModelClient(name).bbox_scale == "pixels"
+        assert ModelClient(name).image_limits.multiple_of == 28
     assert ModelClient("openai/glm-4.5v").bbox_scale == "normalized"
     assert ModelClient("gpt-4o-mini").bbox_scale == "pixels"
     assert ModelClient("gpt-4o-mini", bbox_scale="normalized").bbox_scale == "normalized"
@@ -488,6 +497,6 @@ def test_cli_index_with_a_model_and_inspect_shows_the_cost(tmp_path: Path, llm_s
     assert "2 page(s)" in capsys.readouterr().out
     assert main(["inspect", str(tmp_path / "scan.pageindex")]) == 0
     assert "Model:    2 call(s), 2,000 input and 100 output tokens" in capsys.readouterr().out
-    # Without a model, a scan is refused with the pages named.
-    assert main(["index", str(path), "-o", str(tmp_path / "other")]) == 1
+    # Without a model or OCR, a scan is refused with the pages named.
+    assert main(["index", str(path), "-o", str(tmp_path / "other"), "--ocr", "never"]) == 1
     assert "Page(s) 1, 2" in capsys.readouterr().err

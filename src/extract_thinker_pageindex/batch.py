@@ -515,10 +515,13 @@ def index_documents(
         used_workers = workers or 0  # the Ray engine counts the cluster's CPUs
     in_process = engine == "local" and used_workers == 1
     sent = options
+    if not in_process and options.get("ocr_workers") is None:
+        # Documents already run side by side, one per worker: each OCRs its scanned pages in its own process.
+        sent = {**sent, "ocr_workers": 1}
     if options.get("model") is not None and (not in_process or model_rate is not None):
         from .call_limit import model_spec
 
-        sent = {**options, "model": model_spec(options["model"], portable=not in_process)}
+        sent = {**sent, "model": model_spec(options["model"], portable=not in_process)}
     out.mkdir(parents=True, exist_ok=True)
 
     from .index_key import options_key

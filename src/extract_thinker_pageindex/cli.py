@@ -59,6 +59,53 @@ def _extensions_help() -> str:
     return listed
 
 
+def _positive(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be a whole number of at least 1, not {value!r}")
+    return number
+
+
+def _languages(value: str) -> str:
+    from .errors import InvalidOptionError
+    from .ocr.settings import ocr_settings
+
+    try:
+        ocr_settings(ocr_languages=value)
+    except InvalidOptionError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return value
+
+
+def _add_ocr_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("OCR (scanned PDF pages, read without a model)")
+    group.add_argument(
+        "--ocr",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="auto: pages without a usable text layer (default); always: every page; never",
+    )
+    group.add_argument(
+        "--ocr-engine", choices=("tesseract", "rapidocr"), default="tesseract", help="the OCR engine"
+    )
+    group.add_argument(
+        "--ocr-languages",
+        default="eng",
+        type=_languages,
+        metavar="LANGS",
+        help="Tesseract languages, e.g. 'eng+deu' (eng)",
+    )
+    group.add_argument(
+        "--ocr-workers",
+        type=_positive,
+        metavar="N",
+        help="processes that OCR pages side by side (default: the machine's cores)",
+    )
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog=PROG,
@@ -110,6 +157,7 @@ def _parser() -> argparse.ArgumentParser:
         "--refine", action="store_true", help="review sampled pages with the model and redo weak ones"
     )
     index.add_argument("--json", action="store_true", help="print one JSON object per file instead of text")
+    _add_ocr_arguments(index)
     from .cli_batch import add_batch_arguments
 
     add_batch_arguments(index)
@@ -133,6 +181,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     search.add_argument("--password", help="password of an encrypted PDF")
     search.add_argument("--json", action="store_true", help="print the matches as JSON")
+    _add_ocr_arguments(search)
     from .cli_batch import add_retriever_arguments
 
     add_retriever_arguments(search, "search a document of this page retriever index")
@@ -241,6 +290,7 @@ def _run_index(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
 
+    from .cli_batch import build_options
     from .store import default_output_path, index_document
 
     jobs: list[tuple[str, Path]] = []
@@ -253,21 +303,7 @@ def _run_index(args: argparse.Namespace) -> int:
         jobs.append((file, target))
 
     def index_one(file: str, target: Path, progress: Callable[[int, int], None]) -> tuple[Document, Path]:
-        return index_document(
-            file,
-            output=target,
-            pages=args.pages,
-            strategy=args.strategy,
-            model=args.model,
-            parallel=args.parallel,
-            tables=args.tables,
-            images=not args.no_images,
-            use_outline=not args.no_outline,
-            password=args.password,
-            progress=progress,
-            abstract=not args.no_abstract,
-            refine=args.refine,
-        )
+        return index_document(file, output=target, progress=progress, **build_options(args))
 
     return _index_files(jobs, index_one, as_json=args.json, debug=args.debug)
 
@@ -399,7 +435,7 @@ def _is_saved_index(file: str) -> bool:
     return Path(file).is_dir() or Path(file).name == DOCUMENT_FILE
 
 
-def _search_pages(file: str, password: str | None) -> list[dict[str, Any] | None]:
+def _search_pages(file: str, password: str | None, ocr: dict[str, Any]) -> list[dict[str, Any] | None]:
     """The pages of a file as the retriever indexes them: PyMuPDF's text for PDFs; for Markdown and text,
     and for a saved page index (a ``.pageindex`` folder or its ``document.json``), each page's Markdown
     with its section paths and descriptions, as ``DocumentLoaderPageIndex`` and ``index --retriever``
@@ -411,9 +447,10 @@ def _search_pages(file: str, password: str | None) -> list[dict[str, Any] | None
 
         return page_texts(load_index(file))
     if Path(file).suffix.lower() == ".pdf":
+        from .ocr.settings import ocr_settings
         from .pdf_pages import read_pdf_pages
 
-        return list(read_pdf_pages(file, password=password))
+        return list(read_pdf_pages(file, password=password, ocr=ocr_settings(**ocr)))
     from .indexing import build_index
 
     return page_texts(build_index(file))
@@ -455,7 +492,7 @@ def _search_index(args: argparse.Namespace) -> list[dict[str, Any]] | int:
 
 
 def _run_search(args: argparse.Namespace) -> int:
-    from .cli_batch import schema_without_retriever
+    from .cli_batch import ocr_options, schema_without_retriever
     from .errors import InvalidOptionError
     from .retrieval.sqlite import SQLitePageRetriever, require_query_words
 
@@ -482,7 +519,7 @@ def _run_search(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     else:
         try:
-            pages = _search_pages(args.file, args.password)
+            pages = _search_pages(args.file, args.password, ocr_options(args))
             with SQLitePageRetriever() as retriever:
                 retriever.index("search", pages)  # the in-memory retriever holds this one document
                 found = _matches(retriever, "search", args.query, args.max_pages)

@@ -68,7 +68,8 @@ def _error(message: str) -> None:
     print(f"{PROG}: error: {safe_text(message)}", file=sys.stderr)
 
 
-def _options(args: argparse.Namespace) -> dict[str, Any]:
+def build_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The options of ``index`` that ``build_index`` takes, as keyword arguments."""
     return {
         "pages": args.pages,
         "strategy": args.strategy,
@@ -80,6 +81,17 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
         "password": args.password,
         "abstract": not args.no_abstract,
         "refine": args.refine,
+        **ocr_options(args),
+    }
+
+
+def ocr_options(args: argparse.Namespace) -> dict[str, Any]:
+    """The OCR options of ``index`` and ``search`` (``--ocr``, ``--ocr-engine``, ...) as keyword arguments."""
+    return {
+        "ocr": args.ocr,
+        "ocr_engine": args.ocr_engine,
+        "ocr_languages": args.ocr_languages,
+        "ocr_workers": args.ocr_workers,
     }
 
 
@@ -109,7 +121,7 @@ def run_batch(args: argparse.Namespace) -> int:
             workers=args.workers,
             address=args.address,
             model_rate=args.model_rate,
-            options=_options(args),
+            options=build_options(args),
         )
     except (InvalidOptionError, UnsupportedFormatError) as exc:
         _error(str(exc))
@@ -186,7 +198,7 @@ def _run(args: argparse.Namespace, retriever: Any) -> int:
                 model_rate=args.model_rate,
                 retriever=retriever,
                 progress=progress,
-                **_options(args),
+                **build_options(args),
             )
         except (InvalidOptionError, UnsupportedFormatError) as exc:
             _error(str(exc))

@@ -16,6 +16,8 @@ either the project's base class or the builtin they already handle::
     ├── OutputExistsError (FileExistsError)   refusing to replace something that is not a page index
     ├── OutputWriteError (OSError)            the output cannot be written: a read-only folder or file
     │                                         system, a full disk (``errno`` as the system gave it)
+    ├── OcrError (RuntimeError)               OCR cannot run as asked: no engine or language data, or
+    │                                         the engine failed on a page
     ├── RetrieverClosedError (RuntimeError)   a closed retriever was used
     └── RetrieverError (RuntimeError)         the retriever's database failed: full disk, read-only,
         │                                     locked past the timeout, I/O
@@ -36,6 +38,7 @@ __all__ = [
     "ModelRequiredError",
     "NoMatchError",
     "OutputExistsError",
+    "OcrError",
     "OutputWriteError",
     "PageIndexError",
     "PageIndexWarning",
@@ -95,6 +98,11 @@ class OutputWriteError(PageIndexError, OSError):
     """The output cannot be written: a folder or file system that is read-only, a full disk, a quota used
     up. ``errno`` is the operating system's number and the ``OSError`` is the ``__cause__``; what was at
     the output before is left as it was."""
+
+
+class OcrError(PageIndexError, RuntimeError):
+    """OCR cannot run as asked: the engine or a language's data is not installed (``ocr="always"``, or an
+    engine named explicitly), or the engine failed on a page."""
 
 
 class RetrieverClosedError(PageIndexError, RuntimeError):

@@ -23,12 +23,14 @@ __all__ = [
 ]
 
 #: The version written into every ``document.json``.
-FORMAT_VERSION = "1.1"
+FORMAT_VERSION = "1.2"
 
 #: What each version of the format added.
 FORMAT_HISTORY = {
     "1.0": "The first version.",
     "1.1": "An optional bbox on heading, paragraph, list item, header and footer nodes, and on TOC entries.",
+    "1.2": "An optional origin on every page: where its text came from (text layer, OCR engine, vision "
+    "model, parsed text).",
 }
 
 _VERSION = re.compile(r"^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$")
@@ -45,7 +47,7 @@ _CURRENT: tuple[int, int] = (int(FORMAT_VERSION.split(".")[0]), int(FORMAT_VERSI
 
 
 def readable_versions() -> str:
-    """The versions this release reads, for messages: ``"'1.0' to '1.1', and later 1.x versions"``."""
+    """The versions this release reads, for messages: ``"'1.0' to '1.2', and later 1.x versions"``."""
     return f"'{_CURRENT[0]}.0' to {FORMAT_VERSION!r}, and later {_CURRENT[0]}.x versions"
 
 
@@ -68,9 +70,10 @@ def is_newer_minor(value: Any) -> bool:
 def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     """A document's fields (as read from JSON) at the current version.
 
-    Format 1.1 only added optional fields, so no 1.x document needs its data changed: it is relabelled
-    with the current version, which is what it holds once validated (fields of a newer minor version that
-    this release does not know are dropped by validation).
+    Minor versions only add optional fields, so a 1.x document is relabelled with the current version,
+    which is what it holds once validated (fields of a newer minor version that this release does not know
+    are dropped by validation); a document older than 1.2 also gets each page's origin where it can be
+    told for sure (see ``_origins_before_1_2``).
 
     Raises:
         ValueError: the version is not one this release reads (see :func:`format_problem`).
@@ -80,5 +83,31 @@ def upgrade(data: dict[str, Any]) -> dict[str, Any]:
     problem = format_problem(data["format_version"])
     if problem is not None:
         raise ValueError(problem)
-    # Steps from one minor version to the next would go here, oldest first; 1.0 -> 1.1 has none.
+    version = _parse(data["format_version"])
+    # Steps from one minor version to the next, oldest first; 1.0 -> 1.1 has none.
+    if version is not None and version < (1, 2):
+        data = _origins_before_1_2(data)
     return {**data, "format_version": FORMAT_VERSION}
+
+
+def _origins_before_1_2(data: dict[str, Any]) -> dict[str, Any]:
+    """Pages of an index older than 1.2 get the origin that can be told for sure: a Markdown or text
+    source was parsed; a PDF built without a single model call was read from its text layer (releases
+    before 1.2 had no OCR). Any other page's origin stays unknown (``None``)."""
+    extension = str(data.get("extension") or "").lower()
+    usage = data.get("usage")
+    calls = usage.get("calls", 0) if isinstance(usage, dict) else 0
+    if extension in ("md", "markdown", "txt", "text"):
+        origin: dict[str, Any] | None = {"source": "parsed"}
+    elif extension == "pdf" and not calls:
+        origin = {"source": "text_layer"}
+    else:
+        return data
+    pages = data.get("pages")
+    if not isinstance(pages, list):
+        return data
+    upgraded = [
+        {**page, "origin": origin} if isinstance(page, dict) and "origin" not in page else page
+        for page in pages
+    ]
+    return {**data, "pages": upgraded}

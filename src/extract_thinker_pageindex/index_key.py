@@ -14,7 +14,10 @@ from .model import FORMAT_VERSION
 __all__ = ["NOT_IN_KEY", "build_settings", "cache_key", "options_key"]
 
 #: Options of ``build_index`` that do not change the index (so they stay out of every key).
-NOT_IN_KEY = frozenset({"progress", "parallel", "password", "on_page_error", "doc_name"})
+NOT_IN_KEY = frozenset({"progress", "parallel", "password", "on_page_error", "doc_name", "ocr_workers"})
+
+
+_OCR_OPTIONS = ("ocr", "ocr_engine", "ocr_languages", "ocr_workers", "ocr_dpi")
 
 
 def _model_key(model: Any) -> str | dict[str, Any] | None:
@@ -42,12 +45,17 @@ def _model_key(model: Any) -> str | dict[str, Any] | None:
 def build_settings(options: Mapping[str, Any], content_type: str | None) -> dict[str, Any]:
     """The build options that change an index, with the model by name (and the client settings that
     change its answers), the source kind and the versions."""
+    from .ocr.settings import ocr_settings
+
     settings = {
         key: (_model_key(value) if key == "model" else value)
         for key, value in sorted(options.items())
-        if key not in NOT_IN_KEY
+        if key not in NOT_IN_KEY and key not in _OCR_OPTIONS
     }
-    settings.update(content_type=content_type, format=FORMAT_VERSION, version=__version__)
+    # OCR by its effective settings, defaults included: an index of a scan read with other settings (or
+    # by a release whose default differs) is another index.
+    ocr = ocr_settings(**{key: options[key] for key in _OCR_OPTIONS if key in options})
+    settings.update(ocr=ocr.key(), content_type=content_type, format=FORMAT_VERSION, version=__version__)
     return settings
 
 

@@ -10,7 +10,8 @@ from typing import Any, Literal
 
 from .errors import InvalidOptionError, ModelRequiredError, PageIndexWarning, UnsupportedFormatError
 from .llm import ModelClient, as_model_client
-from .model import Document, FailedPage, HeadingNode, ModelUsage, Page, PageRefinement, TocEntry
+from .model import Document, FailedPage, HeadingNode, ModelUsage, Page, PageOrigin, PageRefinement, TocEntry
+from .ocr.settings import DEFAULT_OCR_DPI, OcrEngine, OcrMode, OcrSettings, ocr_settings
 from .pages import PageSpec, normalize_page_spec
 from .postprocess.continuations import group_continuations
 from .postprocess.ids import drop_dangling_references
@@ -62,6 +63,11 @@ def build_index(
     images: bool = True,
     password: str | None = None,
     progress: Callable[[int, int], None] | None = None,
+    ocr: OcrMode = "auto",
+    ocr_engine: OcrEngine = "tesseract",
+    ocr_languages: str | list[str] = "eng",
+    ocr_workers: int | None = None,
+    ocr_dpi: int = DEFAULT_OCR_DPI,
     abstract_iterations: int = 3,
     abstract_words: int = 150,
     refine_sample: int = 5,
@@ -90,6 +96,13 @@ def build_index(
         images: PDF text strategy: make image nodes with PNG bytes for embedded pictures.
         password: The password of an encrypted PDF.
         progress: Called as ``progress(done, total)`` as pages are read.
+        ocr: PDFs: ``"auto"`` reads pages without a usable text layer (scans) with OCR, no model;
+            ``"always"`` OCRs every page (replacing the text layer); ``"never"``. Pages OCR cannot read go
+            to the vision model when one is given.
+        ocr_engine: ``"tesseract"`` (through PyMuPDF) or ``"rapidocr"``.
+        ocr_languages: Tesseract language codes: ``"eng"``, ``"eng+deu"`` or ``["eng", "deu"]``.
+        ocr_workers: Processes that OCR pages side by side (default: the machine's cores).
+        ocr_dpi: The resolution pages are drawn at for OCR.
         abstract_iterations: Chain of Density rounds for the abstract (one model call each).
         abstract_words: The abstract's target length in words.
         refine_sample: Pages reviewed by ``refine`` (first, last and a seeded random middle).
@@ -106,8 +119,10 @@ def build_index(
         DocumentLoadError: the source cannot be read (``EmptyDocumentError`` when it has no content).
         PageSpecError: ``pages`` is malformed or out of range.
         ModelRequiredError: ``refine`` (or a page that needs vision) without a model.
+        OcrError: ``ocr="always"`` and the OCR engine or its language data is not installed.
     """
     _check_options(strategy, parallel, on_page_error, dpi, metadata)
+    reading = ocr_settings(ocr, ocr_engine, ocr_languages, ocr_workers, ocr_dpi)
     # Checked before any page is read, so a bad value never costs model calls.
     for label, value, lowest in (
         ("abstract_iterations", abstract_iterations, 1),
@@ -201,6 +216,7 @@ def build_index(
             password,
             progress,
             metadata,
+            reading,
         )
     else:
         if model is None:
@@ -247,8 +263,9 @@ def _build_pdf(
     password: str | None,
     progress: Callable[[int, int], None] | None,
     metadata: dict[str, Any],
+    reading: OcrSettings,
 ) -> Document:
-    """A PDF by the text, vision or auto strategy."""
+    """A PDF by the text, vision or auto strategy (the text layer, then OCR, then the model)."""
     name = repr(resolved.path.name) if resolved.path is not None else repr(resolved.name)
     fields: dict[str, Any] = {}
     client = as_model_client(model) if model is not None else None
@@ -286,6 +303,10 @@ def _build_pdf(
 
     from .strategies.pdf_text import parse_pdf_text
 
+    if reading.mode == "always":
+        from .ocr.settings import require_engine
+
+        require_engine(reading)
     text = parse_pdf_text(
         resolved.data,
         name=name,
@@ -295,11 +316,20 @@ def _build_pdf(
         images=images,
         password=password,
         progress=progress,
+        ocr=reading if reading.enabled else None,
     )
     built = text.pages
-    if strategy == "auto" and text.pages_without_text:
+    for page in built:
+        engine = text.ocr_read.get(page.index)
+        page.origin = PageOrigin(source="ocr", engine=engine) if engine else PageOrigin(source="text_layer")
+    if text.ocr_missing and (client is not None or strategy != "auto"):
+        _ocr_missing(resolved.name, text.ocr_missing, reading)  # (without a model, the refusal says it)
+    # Pages OCR read and found nothing on (a photograph, a blank scan) have no text to give; a model, when
+    # there is one, still looks at them.
+    unread = [index for index in text.pages_without_text if client is not None or index not in text.ocr_read]
+    if strategy == "auto" and unread:
         if client is None:
-            _pages_need_vision(resolved.name, text.pages_without_text, on_page_error)
+            _pages_need_vision(resolved.name, unread, on_page_error, reading, bool(text.ocr_missing))
         else:
             from .pdf import open_pdf
             from .strategies.page_images import pdf_renderer
@@ -307,7 +337,7 @@ def _build_pdf(
 
             with open_pdf(resolved.data, password=password, name=name) as document:
                 read = extract_pages(
-                    text.pages_without_text,
+                    unread,
                     pdf_renderer(document, dpi, client.image_limits),
                     client,
                     parallel=parallel,
@@ -449,18 +479,39 @@ def _first_top_heading(pages: list[Page]) -> str | None:
     return next(node.content for node in headings if node.level == top)
 
 
-def _pages_need_vision(name: str, page_indices: list[int], on_page_error: str) -> None:
-    """Pages without a text layer, under the auto strategy and without a model: warn, or refuse."""
+def _ocr_missing(name: str, page_indices: list[int], reading: OcrSettings) -> None:
+    """Pages that needed OCR under ``ocr="auto"``, with no engine installed: say so once."""
+    from .ocr.settings import engine_problem, install_hint
+
     numbers = ", ".join(str(index + 1) for index in page_indices)
+    warnings.warn(
+        f"Page(s) {numbers} of {name!r} have no usable text layer (scanned or pictures only) and were not "
+        f"OCR'd: {engine_problem(reading)}. Install it: {install_hint(reading)}.",
+        PageIndexWarning,
+        stacklevel=4,
+    )
+
+
+def _pages_need_vision(
+    name: str, page_indices: list[int], on_page_error: str, reading: OcrSettings, ocr_missing: bool
+) -> None:
+    """Pages without a text layer that OCR did not read, under the auto strategy and without a model:
+    warn, or refuse."""
+    from .ocr.settings import engine_problem, install_hint
+
+    numbers = ", ".join(str(index + 1) for index in page_indices)
+    ocr_hint = "" if reading.enabled else ", ocr='auto' to read them with OCR"
+    if ocr_missing:
+        ocr_hint = f" ({engine_problem(reading)}: to read them with OCR, {install_hint(reading)})"
     if on_page_error == "skip":
         warnings.warn(
             f"Page(s) {numbers} of {name!r} have no text layer (scanned or pictures only) and were kept "
-            "empty; pass model= to read them with a vision model.",
+            f"empty; pass model= to read them with a vision model{ocr_hint}.",
             PageIndexWarning,
             stacklevel=3,
         )
         return
     raise ModelRequiredError(
         f"Page(s) {numbers} of {name!r} have no text layer (scanned or pictures only). Pass model= to read "
-        "them with a vision model, strategy='text' to keep them empty, or on_page_error='skip'."
+        f"them with a vision model{ocr_hint}, strategy='text' to keep them empty, or on_page_error='skip'."
     )

@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import json
 import random
+import re
 import threading
 import time
 import warnings
@@ -43,8 +44,23 @@ IMAGE_LIMITS: dict[str, ImageLimits] = {
     "qwen": ImageLimits(max_side=2048, max_pixels=1280 * 28 * 28),
 }
 
-# Families that answer bounding boxes in 0-1000 coordinates rather than pixels of the image they saw.
-NORMALISED_BBOX_FAMILIES = ("glm-4", "glm4", "qwen", "qwen2", "qwen2.5", "qwen3", "gemini")
+#: Qwen2.5-VL answers boxes in pixels of its input as its processor resized it (sides rounded to
+#: multiples of 28 within ``max_pixels``), not in 0-1000 as Qwen2-VL and Qwen3-VL do (QwenLM/Qwen3-VL
+#: issues 676 and 721). Its page image is sent at a size that resize leaves as it is, so that its boxes are
+#: in pixels of the image sent.
+QWEN25_IMAGE_LIMITS = ImageLimits(max_side=2048, max_pixels=1280 * 28 * 28, multiple_of=28)
+
+# Families that answer bounding boxes in 0-1000 coordinates rather than pixels of the image they saw
+# (names of Qwen2.5-VL, which answers in pixels, are told apart first: see ``is_qwen25_vl``).
+NORMALISED_BBOX_FAMILIES = ("glm-4", "glm4", "qwen", "gemini")
+
+# qwen2.5-vl-72b-instruct, Qwen/Qwen2.5-VL-7B-Instruct, qwen2_5_vl, Ollama's qwen2.5vl:7b.
+_QWEN25_VL = re.compile(r"qwen2[._]?5[-_]?vl")
+
+
+def is_qwen25_vl(model: str) -> bool:
+    """Whether a model name is a Qwen2.5-VL model (boxes in pixels of its resized input)."""
+    return _QWEN25_VL.search(model.lower().rsplit("/", 1)[-1]) is not None
 
 
 @dataclass
@@ -68,13 +84,18 @@ class Usage:
 
 def default_bbox_scale(model: str) -> str:
     """The coordinates a model answers boxes in, by its name: "normalized" (0-1000) or "pixels"."""
+    if is_qwen25_vl(model):
+        return "pixels"
     return "normalized" if model.lower().rsplit("/", 1)[-1].startswith(NORMALISED_BBOX_FAMILIES) else "pixels"
 
 
 def default_image_limits(model: str) -> ImageLimits:
-    """The page image a model of this name sees (its family's :data:`IMAGE_LIMITS`)."""
+    """The page image a model of this name sees (its family's :data:`IMAGE_LIMITS`; Qwen2.5-VL's
+    :data:`QWEN25_IMAGE_LIMITS`)."""
     from .prompting import family_of
 
+    if is_qwen25_vl(model):
+        return QWEN25_IMAGE_LIMITS
     return IMAGE_LIMITS.get(family_of(model), DEFAULT_IMAGE_LIMITS)
 
 

@@ -49,12 +49,14 @@ __all__ = [
     "Node",
     "Page",
     "PageAnswer",
+    "PageOrigin",
     "PageRefinement",
     "ParagraphNode",
     "SectionInfo",
     "SectionNode",
     "TableNode",
     "TextContract",
+    "TextSource",
     "TitleAnswer",
     "TocEntry",
     "TocEntryNode",
@@ -383,11 +385,25 @@ class TocEntry(TextContract):
     )
 
 
+TextSource = Literal["text_layer", "ocr", "vision", "parsed"]
+
+
+class PageOrigin(TextContract):
+    """Where a page's text came from: the PDF's text layer, an OCR engine, a vision model, or a parsed
+    text source (Markdown, plain text); ``engine`` names the OCR engine and its languages
+    (``"tesseract (eng)"``) or the model."""
+
+    source: TextSource
+    engine: str | None = None
+
+
 class Page(TextContract):
-    """One page of the document: its 0-based index in the source and its nodes in reading order."""
+    """One page of the document: its 0-based index in the source, its nodes in reading order, and where
+    its text came from (``None`` in an index written before format 1.2 that could not tell)."""
 
     index: NonNegativeInt
     nodes: list[Node] = Field(default_factory=list)
+    origin: PageOrigin | None = None
 
 
 class SectionInfo(TextContract):

@@ -40,6 +40,7 @@ __all__ = [
     "pdf_errors",
     "picture_png",
     "pixmap_png",
+    "read_pdf_bytes",
     "render_page_png",
 ]
 
@@ -86,7 +87,12 @@ def _mupdf_errors() -> tuple[type[Exception], ...]:
     return (pymupdf.mupdf.FzErrorBase, RuntimeError, ValueError)
 
 
-def _read_bytes(source: PdfSource, name: str) -> bytes:
+def read_pdf_bytes(source: PdfSource, name: str) -> bytes:
+    """A PDF source's bytes, read through the guarded reader (regular files only, size-limited).
+
+    Raises:
+        DocumentLoadError: the source cannot be read; ``EmptyDocumentError`` when it is 0 bytes.
+    """
     if isinstance(source, (str, os.PathLike)):
         data = read_regular_file(source, limit=MAX_DOCUMENT_BYTES, error=DocumentLoadError)
     elif isinstance(source, BytesIO):
@@ -121,7 +127,7 @@ def open_pdf(
     import pymupdf
 
     name = name or describe_source(source)
-    data = _read_bytes(source, name)
+    data = read_pdf_bytes(source, name)
     with PYMUPDF_LOCK:
         with pdf_errors(name):
             document = pymupdf.open(stream=data, filetype="pdf")
@@ -208,14 +214,19 @@ class ImageLimits:
         max_pixels: The most pixels in all.
         max_short_side: The most pixels the shorter side may have (OpenAI scales the shorter side of a
             high-detail image to 768), or ``None``.
+        multiple_of: Each side of the image is made a multiple of this many pixels (within the limits), or
+            ``None``. Qwen2.5-VL's processor resizes every image to sides that are multiples of 28 and
+            answers boxes in pixels of the resized image: an image already of such a size is not resized,
+            so its boxes are in pixels of the image sent.
     """
 
     max_side: int = MAX_RENDER_SIDE
     max_pixels: int = MAX_RENDER_PIXELS
     max_short_side: int | None = None
+    multiple_of: int | None = None
 
     def __post_init__(self) -> None:
-        values = (self.max_side, self.max_pixels, self.max_short_side or 1)
+        values = (self.max_side, self.max_pixels, self.max_short_side or 1, self.multiple_of or 1)
         if any(isinstance(value, bool) or not isinstance(value, int) or value < 1 for value in values):
             raise InvalidOptionError(f"image limits must be whole numbers of pixels, at least 1; got {self}.")
 
@@ -232,6 +243,23 @@ class ImageLimits:
         if self.max_short_side is not None:
             fitted = min(fitted, max(0.0, self.max_short_side - rounding) / max(min(width, height), 1e-6))
         return fitted
+
+    def snapped(self, width: int, height: int) -> tuple[int, int]:
+        """The size an image of ``width`` x ``height`` pixels is sent at: itself, or with ``multiple_of``
+        each side rounded to the nearest multiple (at least one), and, when that is over ``max_pixels`` or
+        ``max_side``, both sides scaled down alike and rounded down instead: the resize Qwen2.5-VL's
+        processor makes (``smart_resize``), so an image of this size is left as it is."""
+        step = self.multiple_of
+        if step is None:
+            return width, height
+        snapped_width = max(step, round(width / step) * step)
+        snapped_height = max(step, round(height / step) * step)
+        longest = min(self.max_side, MAX_RENDER_SIDE)
+        if snapped_width * snapped_height > self.max_pixels or max(snapped_width, snapped_height) > longest:
+            shrink = max(math.sqrt(width * height / self.max_pixels), max(width, height) / longest)
+            snapped_width = max(step, math.floor(width / shrink / step) * step)
+            snapped_height = max(step, math.floor(height / shrink / step) * step)
+        return snapped_width, snapped_height
 
 
 DEFAULT_IMAGE_LIMITS = ImageLimits()

@@ -6,11 +6,23 @@ directly, so that it never imports ExtractThinker (whose ``DocumentLoader`` the 
 
 from __future__ import annotations
 
+import warnings
 from io import BytesIO
 from typing import Any
 
+from .errors import PageIndexWarning
+from .ocr.settings import OcrSettings
 from .pages import PageSpec, normalize_page_spec
-from .pdf import PYMUPDF_LOCK, PdfSource, describe_source, find_tables, open_pdf, pdf_errors, render_page_png
+from .pdf import (
+    PYMUPDF_LOCK,
+    PdfSource,
+    describe_source,
+    find_tables,
+    open_pdf,
+    pdf_errors,
+    read_pdf_bytes,
+    render_page_png,
+)
 
 __all__ = ["read_pdf_pages"]
 
@@ -52,6 +64,7 @@ def read_pdf_pages(
     password: str | None = None,
     tables: bool = False,
     image_dpi: int | None = None,
+    ocr: OcrSettings | None = None,
 ) -> list[dict[str, Any]]:
     """Read a PDF's pages as page dicts.
 
@@ -61,22 +74,34 @@ def read_pdf_pages(
         password: Password of an encrypted PDF.
         tables: Find tables with PyMuPDF's table finder and render each as Markdown in place.
         image_dpi: When set, add each page rendered as PNG bytes at this resolution under ``image``.
+        ocr: How pages without a usable text layer are read (``None``: the defaults, ``ocr="auto"``).
 
     Returns:
         One dict per selected page, in page order: ``content`` and ``markdown`` (the page text),
-        ``tables`` (row lists) and ``page_number`` (1-based), plus ``image`` with ``image_dpi``.
+        ``tables`` (row lists), ``page_number`` (1-based) and ``text_source`` (``"text_layer"``, or
+        ``"ocr"`` for a page read by OCR), plus ``image`` with ``image_dpi``.
 
     Raises:
         DocumentLoadError: the file is missing, not a PDF, corrupt, or encrypted without the password.
         EmptyDocumentError: the PDF has no pages.
         PageSpecError: ``pages`` does not fit the document.
+        OcrError: ``ocr="always"`` (or an engine named) and the engine or language data is missing.
+
+    Warns:
+        PageIndexWarning: pages need OCR and no engine is installed (``ocr="auto"``), or OCR failed on a page.
     """
+    settings = ocr if ocr is not None else OcrSettings()
+    if settings.mode == "always":
+        from .ocr.settings import require_engine
+
+        require_engine(settings)
     if isinstance(source, BytesIO):
         source.seek(0)
     result: list[dict[str, Any]] = []
     flags = _text_flags()
     name = describe_source(source)
-    with open_pdf(source, password=password) as document, PYMUPDF_LOCK, pdf_errors(name):
+    data = read_pdf_bytes(source, name)  # once: OCR workers open these same bytes
+    with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
         selected = normalize_page_spec(pages, document.page_count)
         for index in range(document.page_count):
             if selected is not None and index not in selected:
@@ -89,8 +114,87 @@ def read_pdf_pages(
                 "markdown": text,
                 "tables": [_table_rows(table) for table in found],
                 "page_number": index + 1,
+                "text_source": "text_layer",
             }
             if image_dpi is not None:
                 item["image"] = render_page_png(page, image_dpi)
             result.append(item)
+        if settings.enabled:
+            from .ocr.detect import needs_ocr
+
+            wanted = [
+                item
+                for item in result
+                if needs_ocr(document[item["page_number"] - 1], item["content"], settings.mode)
+            ]
+            if wanted:
+                _ocr_items(document, data, password, wanted, settings, name)
     return result
+
+
+def _ocr_items(
+    document: Any,
+    data: bytes,
+    password: str | None,
+    items: list[dict[str, Any]],
+    settings: OcrSettings,
+    name: str,
+) -> None:
+    """Replace the text of the page dicts ``items`` with what OCR reads on their pages, each ruled table
+    as Markdown in place of its cells' lines and its rows under ``tables`` (the engine finds them in the
+    page image at no cost worth a switch, so ``tables=False`` does not turn them off)."""
+    from .ocr.engines import plain_text
+    from .ocr.pool import OcrOutcome, ocr_pages, warn_failures
+    from .ocr.settings import engine_problem, install_hint
+
+    numbers = ", ".join(str(item["page_number"]) for item in items)
+    problem = engine_problem(settings)
+    if problem is not None:
+        warnings.warn(
+            f"Page(s) {numbers} of {name} have no usable text layer (scanned or pictures only) and were "
+            f"not OCR'd: {problem}. Install it: {install_hint(settings)}; or pass ocr='never' to keep "
+            "them empty without this warning.",
+            PageIndexWarning,
+            stacklevel=4,
+        )
+        return
+    by_index = {item["page_number"] - 1: item for item in items}
+    failed: list[OcrOutcome] = []
+
+    def done(outcome: OcrOutcome) -> None:
+        item = by_index[outcome.index]
+        if outcome.blocks is None:
+            failed.append(outcome)
+            return
+        found = outcome.tables
+        text = _ocr_text_with_tables(outcome.blocks, found) if found else plain_text(outcome.blocks)
+        item.update(content=text, markdown=text, tables=[table["rows"] for table in found], text_source="ocr")
+
+    ocr_pages(document, data, sorted(by_index), settings, done, password=password)
+    warn_failures(failed, name, stacklevel=4)
+
+
+def _ocr_text_with_tables(blocks: list[dict[str, Any]], tables: list[dict[str, Any]]) -> str:
+    """OCR'd text in reading order with each ruled table's lines replaced by the table as Markdown, as
+    :func:`_page_text_with_tables` does for a text layer."""
+    from .ocr.engines import plain_text
+    from .ocr.tables import markdown_table
+
+    boxes = [table["bbox"] for table in tables]
+    pieces: list[tuple[float, float, str]] = []
+    for block in blocks:
+        kept = [
+            line
+            for line in block["lines"]
+            if not any(
+                x0 <= (line["bbox"][0] + line["bbox"][2]) / 2 <= x1
+                and y0 <= (line["bbox"][1] + line["bbox"][3]) / 2 <= y1
+                for x0, y0, x1, y1 in boxes
+            )
+        ]
+        if kept:
+            pieces.append((kept[0]["bbox"][1], kept[0]["bbox"][0], plain_text([{"lines": kept}]).strip()))
+    for table in tables:
+        pieces.append((table["bbox"][1], table["bbox"][0], markdown_table(table["rows"])))
+    pieces.sort(key=lambda piece: (round(piece[0], 1), piece[1]))
+    return "\n\n".join(text for _, _, text in pieces if text)

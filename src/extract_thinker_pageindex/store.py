@@ -306,7 +306,7 @@ def _save(document: Document, target: Path) -> None:
                 elif isinstance(node, (ImageNode, TableNode)) and node.image_path is not None:
                     node = node.model_copy(update={"image_path": None})
                 nodes.append(node)
-            pages.append(Page(index=page.index, nodes=nodes))
+            pages.append(Page(index=page.index, nodes=nodes, origin=page.origin))
         saved = document.model_copy(update={"pages": pages})
         # The serializer's bytes as they are (model_dump_json would decode them into a string, which
         # would then be encoded again): one copy of the JSON in memory, not three.

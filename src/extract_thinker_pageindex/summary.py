@@ -57,6 +57,63 @@ def toc_tree_lines(document: Document) -> list[str]:
     return lines
 
 
+_SOURCE_NAMES = {"text_layer": "text layer", "ocr": "OCR", "vision": "vision model", "parsed": "parsed"}
+
+
+def _text_sources(document: Document) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for page in document.pages:
+        key = page.origin.source if page.origin is not None else "unknown"
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def _pages_from(document: Document, source: str) -> list[int]:
+    return [
+        page.index + 1 for page in document.pages if page.origin is not None and page.origin.source == source
+    ]
+
+
+def _ranges(numbers: list[int]) -> str:
+    """``[1, 2, 3, 7]`` as ``"1-3, 7"``."""
+    runs: list[list[int]] = []
+    for number in numbers:
+        if runs and number == runs[-1][1] + 1:
+            runs[-1][1] = number
+        else:
+            runs.append([number, number])
+    return ", ".join(str(first) if first == last else f"{first}-{last}" for first, last in runs)
+
+
+def _sources_line(document: Document) -> str:
+    """Where the pages' text came from: ``"130 text layer, 6 OCR (tesseract (eng); pages 3-8)"``."""
+    if not document.pages:
+        return "(no pages)"
+    pieces = []
+    for source, count in sorted(_text_sources(document).items(), key=lambda item: -item[1]):
+        piece = f"{count} {_SOURCE_NAMES.get(source, source)}"
+        if source in ("ocr", "vision"):
+            engines = sorted(
+                {
+                    page.origin.engine
+                    for page in document.pages
+                    if page.origin is not None
+                    and page.origin.source == source
+                    and page.origin.engine is not None
+                }
+            )
+            where = _ranges(_pages_from(document, source))
+            details = "; ".join(
+                [
+                    *(safe_text(engine, newlines=False) for engine in engines if engine is not None),
+                    f"pages {where}",
+                ]
+            )
+            piece += f" ({details})"
+        pieces.append(piece)
+    return ", ".join(pieces)
+
+
 def print_toc_tree(document: Document, *, file: IO[str] | None = None) -> None:
     """Print the TOC tree of a document (or ``(no table of contents)``).
 
@@ -85,7 +142,9 @@ def inspect(
     Returns:
         ``name``, ``title``, ``pages``, ``source_pages``, ``nodes`` (total), ``node_counts`` (by type),
         ``toc_entries``, ``sections`` (with 1-based page ranges), ``has_abstract``, ``usage`` (model calls
-        and tokens, or None) and ``failed_pages`` (1-based).
+        and tokens, or None), ``failed_pages`` (1-based) and ``text_sources`` (where the pages' text
+        came from: ``{"text_layer": 130, "ocr": 6}``; ``"unknown"`` for pages of an older index that
+        could not tell), with ``ocr_pages`` and ``vision_pages`` (1-based).
 
     Raises:
         IndexFormatError: the path is not a valid page index.
@@ -115,6 +174,9 @@ def inspect(
         "usage": document.usage.model_dump() if document.usage is not None else None,
         "failed_pages": [page.index + 1 for page in document.failed_pages],
         "refinement": [item.model_dump() for item in document.refinement],
+        "text_sources": _text_sources(document),
+        "ocr_pages": _pages_from(document, "ocr"),
+        "vision_pages": _pages_from(document, "vision"),
     }
     name = document.name + (f".{document.extension}" if document.extension else "")
     print(f"Document: {safe_text(name, newlines=False)}", file=out)
@@ -127,6 +189,7 @@ def inspect(
     print(f"Pages:    {pages_line}", file=out)
     count_text = ", ".join(f"{kind} {number}" for kind, number in stats["node_counts"].items()) or "none"
     print(f"Nodes:    {stats['nodes']} ({count_text})", file=out)
+    print(f"Text:     {_sources_line(document)}", file=out)
     print(f"Sections: {len(sections)}", file=out)
     entries = stats["toc_entries"]
     print(f"TOC:      {entries} {'entry' if entries == 1 else 'entries'}", file=out)

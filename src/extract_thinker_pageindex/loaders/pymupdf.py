@@ -7,6 +7,7 @@ from typing import Any, ClassVar
 
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
+from ..ocr.settings import DEFAULT_OCR_DPI, OcrEngine, OcrMode, ocr_settings
 from ..pages import PageSpec
 from ..pdf import PdfSource
 from ..pdf_pages import read_pdf_pages
@@ -19,7 +20,13 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
 
     Each page dict has ``content`` (the page text in reading order; with ``tables=True`` each table is
     rendered as Markdown in place), ``markdown`` (the same text), ``tables`` (row lists, with
-    ``tables=True``), ``page_number`` (1-based, as in the PDF) and, in vision mode, ``image`` (PNG bytes).
+    ``tables=True``), ``page_number`` (1-based, as in the PDF), ``text_source`` (``"text_layer"``, or
+    ``"ocr"`` for a page read by OCR) and, in vision mode, ``image`` (PNG bytes).
+
+    Scanned pages (no usable text layer: no words, or a few stray glyphs over a page-size picture) are read
+    with OCR, with no model: Tesseract through PyMuPDF by default (language data from the ``[ocr]`` extra or
+    the system's ``tesseract-ocr-<lang>`` packages), in worker processes. Born-digital pages are never
+    OCR'd under ``ocr="auto"`` and cost nothing more. See docs/ocr.md.
 
     Args:
         content: Passed to ExtractThinker's ``DocumentLoader``.
@@ -29,6 +36,15 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
         tables: Find tables with PyMuPDF's table finder. Off by default: it runs at a few pages per second
             (see docs/benchmarks.md), against hundreds for plain text.
         dpi: Resolution of page images in vision mode.
+        ocr: ``"auto"`` (pages without a usable text layer), ``"always"`` (every page; the text layer is
+            replaced) or ``"never"``.
+        ocr_engine: ``"tesseract"`` or ``"rapidocr"`` (the ``[rapidocr]`` extra).
+        ocr_languages: Tesseract language codes: ``"eng"``, ``"eng+deu"`` or ``["eng", "deu"]``.
+        ocr_workers: Processes that OCR pages side by side (default: the machine's cores).
+        ocr_dpi: The resolution pages are drawn at for OCR.
+
+    Raises:
+        InvalidOptionError: an OCR option outside its choices.
 
     PyMuPDF is not thread-safe, so loads from several threads run one at a time.
     """
@@ -44,12 +60,18 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
         password: str | None = None,
         tables: bool = False,
         dpi: int = 150,
+        ocr: OcrMode = "auto",
+        ocr_engine: OcrEngine = "tesseract",
+        ocr_languages: str | list[str] = "eng",
+        ocr_workers: int | None = None,
+        ocr_dpi: int = DEFAULT_OCR_DPI,
     ) -> None:
         super().__init__(content, cache_ttl)
         self.pages = pages
         self.password = password
         self.tables = tables
         self.dpi = dpi
+        self.ocr = ocr_settings(ocr, ocr_engine, ocr_languages, ocr_workers, ocr_dpi)
 
     def load(self, source: PdfSource) -> list[dict[str, Any]]:
         """Load a PDF's pages.
@@ -64,6 +86,10 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
             DocumentLoadError: the file is missing, not a PDF, corrupt, or encrypted without the password.
             EmptyDocumentError: the PDF has no pages.
             PageSpecError: ``pages`` does not fit the document.
+            OcrError: ``ocr="always"`` and the OCR engine or its language data is not installed.
+
+        Warns:
+            PageIndexWarning: scanned pages were met and no OCR engine is installed, or OCR failed on a page.
         """
         return read_pdf_pages(
             source,
@@ -71,6 +97,7 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
             password=self.password,
             tables=self.tables,
             image_dpi=self.dpi if self.vision_mode else None,
+            ocr=self.ocr,
         )
 
     def can_handle(self, source: str | BytesIO) -> bool:

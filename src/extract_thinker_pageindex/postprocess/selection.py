@@ -35,5 +35,5 @@ def restrict_pages(pages: Sequence[Page], selected: set[int] | None) -> list[Pag
             while parent is not None and parent not in kept_ids:
                 parent = parent_of.get(parent)
             nodes.append(node if parent == node.parent_id else node.model_copy(update={"parent_id": parent}))
-        result.append(Page(index=page.index, nodes=nodes))
+        result.append(Page(index=page.index, nodes=nodes, origin=page.origin))
     return result

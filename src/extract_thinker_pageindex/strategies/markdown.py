@@ -28,6 +28,7 @@ from ..model import (
     MetadataNode,
     Node,
     Page,
+    PageOrigin,
     ParagraphNode,
     SectionNode,
     TableNode,
@@ -334,7 +335,7 @@ def parse_markdown(text: str) -> MarkdownResult:
     top_titles = []
     for index, raw_nodes in enumerate(raw_pages):
         nodes: list[Node] = [_NODE_TYPES[raw["type"]].model_validate(raw) for raw in raw_nodes]
-        pages.append(Page(index=index, nodes=nodes))
+        pages.append(Page(index=index, nodes=nodes, origin=PageOrigin(source="parsed")))
         for node in nodes:
             if isinstance(node, HeadingNode) and top_level is not None and node.level == f"h{top_level}":
                 top_titles.append(node.content)

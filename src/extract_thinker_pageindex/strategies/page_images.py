@@ -34,6 +34,19 @@ class RenderedPage:
     rotation: int = 0
 
 
+def snap_to_limits(image: Any, limits: ImageLimits) -> Any:
+    """A PIL image resized to the size ``limits`` sends it at (``ImageLimits.snapped``: sides a multiple of
+    the model's patch grid, for models that answer pixel boxes in their own resized image); unchanged
+    when it already is that size. Boxes map back through the size the model is told of, so they stay
+    right."""
+    size = limits.snapped(image.width, image.height)
+    if size == (image.width, image.height):
+        return image
+    from PIL import Image
+
+    return image.resize(size, Image.Resampling.LANCZOS)
+
+
 # -- PDF pages ----------------------------------------------------------------------------------------
 
 # A line's writing direction (PyMuPDF's "dir", rounded) -> degrees clockwise that make it read left to right.
@@ -78,6 +91,7 @@ def pdf_renderer(
         image = Image.frombytes(mode, size, samples)
         if rotation:
             image = image.rotate(-rotation, expand=True)  # PIL turns counter-clockwise
+        image = snap_to_limits(image, limits)
         out = io.BytesIO()
         image.save(out, format="PNG", compress_level=1)
         return RenderedPage(out.getvalue(), image.width, image.height, width_pt, height_pt, rotation)
@@ -198,6 +212,7 @@ def image_page(data: bytes, name: str, limits: ImageLimits = DEFAULT_IMAGE_LIMIT
         DocumentLoadError: not an image, unreadable, or over the limits.
     """
     image, (width, height) = decode_image(data, name, limits)
+    image = snap_to_limits(image, limits)
     out = io.BytesIO()
     image.save(out, format="PNG")
     # For an image, one point is one pixel of the original.

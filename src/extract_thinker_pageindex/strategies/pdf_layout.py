@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Line", "PageLines", "read_page_lines"]
+__all__ = ["Line", "PageLines", "lines_from_blocks", "read_page_lines"]
 
 # A text column is at least a fifth of the page wide; a column of figures beside its labels is narrower.
 COLUMN_MIN_WIDTH = 0.2
@@ -365,14 +365,17 @@ def _mark_underlines(page: Any, lines: list[Line]) -> None:
 def read_page_lines(page: Any, index: int, flags: int) -> PageLines:
     """The text lines of a PyMuPDF page in reading order (call while holding ``PYMUPDF_LOCK``)."""
     data = page.get_text("dict", flags=flags)
-    width = float(data["width"])
+    result = lines_from_blocks(data["blocks"], index, float(data["width"]), float(data["height"]))
+    _mark_underlines(page, result.lines)
+    return result
+
+
+def lines_from_blocks(blocks: list[dict[str, Any]], index: int, width: float, height: float) -> PageLines:
+    """The lines of a page's ``dict`` blocks (a text layer's, or what OCR read) in reading order."""
     blocks = [
-        part
-        for block in data["blocks"]
-        if block.get("type", 0) == 0
-        for part in _split_at_gutter(block, width)
+        part for block in blocks if block.get("type", 0) == 0 for part in _split_at_gutter(block, width)
     ]
-    result = PageLines(index=index, width=width, height=float(data["height"]))
+    result = PageLines(index=index, width=width, height=height)
     lines: list[Line] = []
     for number, block in enumerate(_column_order(blocks, result.width)):
         for raw in block.get("lines", []):
@@ -385,5 +388,4 @@ def read_page_lines(page: Any, index: int, flags: int) -> PageLines:
             else:
                 lines.append(line)
     result.lines = _split_units(lines)
-    _mark_underlines(page, result.lines)
     return result

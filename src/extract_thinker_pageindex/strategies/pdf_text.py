@@ -19,7 +19,7 @@ import re
 import unicodedata
 import warnings
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -40,10 +40,12 @@ from ..model import (
     TableNode,
     TocEntry,
 )
+from ..ocr.detect import needs_ocr
+from ..ocr.settings import OcrSettings
 from ..pages import PageSpec, normalize_page_spec
 from ..pdf import find_tables
 from .pdf_contents import printed_toc_entries
-from .pdf_layout import Line, PageLines, read_page_lines
+from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
 from .pdf_structure import (
     BULLET,
     FILENAME_TITLE,
@@ -81,6 +83,8 @@ class PdfTextResult:
     updated_at: datetime | None = None
     pages_without_text: list[int] = field(default_factory=list)
     outline_note: str | None = None
+    ocr_read: dict[int, str] = field(default_factory=dict)  # page index -> engine, for pages OCR read
+    ocr_missing: list[int] = field(default_factory=list)  # pages that needed OCR it could not give
 
 
 def has_text_layer(page: PageLines) -> bool:
@@ -277,9 +281,6 @@ def _heading_level(level: int) -> Any:
 
 def _page_tables(pdf_page: Any, page: PageLines, extras: PageExtras) -> None:
     for table in find_tables(pdf_page):
-        box = outer_box(table.bbox, page.width, page.height)
-        if box is None:
-            continue
         try:
             content = table.to_markdown(clean=False).strip()
         except Exception:  # PyMuPDF's header detection can fail on odd tables; the rows still are data
@@ -288,12 +289,20 @@ def _page_tables(pdf_page: Any, page: PageLines, extras: PageExtras) -> None:
                 for row in table.extract()
             ]
             content = "\n".join(f"| {row} |" for row in rows)
-        extras.nodes.append((box[1], TableNode(id="t", kind="data", bbox=box, content=content)))
-        for position, line in enumerate(page.lines):
-            x = (line.bbox[0] + line.bbox[2]) / 2
-            y = (line.bbox[1] + line.bbox[3]) / 2
-            if box[0] <= x <= box[2] and box[1] <= y <= box[3]:
-                extras.covered.add(position)
+        _add_table(page, extras, table.bbox, content)
+
+
+def _add_table(page: PageLines, extras: PageExtras, bbox: Sequence[float], content: str) -> None:
+    """A table node at ``bbox``; the page's lines inside it are its cells, not paragraphs."""
+    box = outer_box(bbox, page.width, page.height)
+    if box is None:
+        return
+    extras.nodes.append((box[1], TableNode(id="t", kind="data", bbox=box, content=content)))
+    for position, line in enumerate(page.lines):
+        x = (line.bbox[0] + line.bbox[2]) / 2
+        y = (line.bbox[1] + line.bbox[3]) / 2
+        if box[0] <= x <= box[2] and box[1] <= y <= box[3]:
+            extras.covered.add(position)
 
 
 @dataclass
@@ -394,8 +403,9 @@ def parse_pdf_text(
     images: bool = True,
     password: str | None = None,
     progress: Progress | None = None,
+    ocr: OcrSettings | None = None,
 ) -> PdfTextResult:
-    """Read a PDF's text layer into pages of nodes.
+    """Read a PDF's text layer into pages of nodes, OCR'ing the pages that have no usable one.
 
     Args:
         data: The PDF bytes.
@@ -406,10 +416,15 @@ def parse_pdf_text(
         images: Make image nodes (with PNG bytes) for embedded pictures that are not tiny or decorative.
         password: For encrypted PDFs.
         progress: Called as ``progress(done, total)`` after each page is read.
+        ocr: How pages without a usable text layer are read (``None``: not at all).
 
     Raises:
         DocumentLoadError, EmptyDocumentError: from opening the PDF.
         PageSpecError: ``pages`` does not fit the document.
+        OcrError: the OCR workers cannot start.
+
+    Warns:
+        PageIndexWarning: OCR failed on a page (it keeps its text layer).
     """
     from ..pdf import PYMUPDF_LOCK, open_pdf, pdf_errors, picture_png
 
@@ -421,17 +436,43 @@ def parse_pdf_text(
         read: list[PageLines] = []
         extras: list[PageExtras] = []
         image_places: list[list[Placement]] = []
-        for done, index in enumerate(indices, start=1):
+        want_ocr: list[int] = []  # positions in ``read``
+        done = 0
+        for index in indices:
             pdf_page = document[index]
             page = read_page_lines(pdf_page, index, flags)
             read.append(page)
+            scanned = ocr is not None and needs_ocr(
+                pdf_page, "\n".join(line.text for line in page.lines), ocr.mode
+            )
+            if scanned:
+                want_ocr.append(len(read) - 1)
             page_extras = PageExtras()
-            if tables and page.text_chars:
+            if tables and page.text_chars and not scanned:
                 _page_tables(pdf_page, page, page_extras)
             extras.append(page_extras)
             image_places.append(_page_images(pdf_page, page, name) if images else [])
-            if progress is not None:
+            if progress is not None and not scanned:
+                done += 1
                 progress(done, len(indices))
+        ocr_read: dict[int, str] = {}
+        ocr_missing: list[int] = []
+        if want_ocr and ocr is not None:
+
+            def tick() -> None:  # one more page read, by OCR
+                nonlocal done
+                done += 1
+                if progress is not None:
+                    progress(done, len(indices))
+
+            run = _OcrRun(document, data, password, ocr, name)
+            ocr_missing = _ocr_positions(run, read, want_ocr, extras, ocr_read, tick)
+            for position in want_ocr:
+                if read[position].index in ocr_read and read[position].lines:
+                    # The scan itself is the page: only pictures smaller than the page stay image nodes.
+                    image_places[position] = [
+                        place for place in image_places[position] if not _covers_page(place, read[position])
+                    ]
 
         # The same picture on many pages is a logo or a rule: leave it out.
         usage = Counter(xref for places in image_places for xref in {place.xref for place in places})
@@ -519,7 +560,68 @@ def parse_pdf_text(
         updated_at=pdf_date(metadata.get("modDate")),
         pages_without_text=[page.index for page in read if not has_text_layer(page)],
         outline_note=note,
+        ocr_read=ocr_read,
+        ocr_missing=ocr_missing,
     )
+
+
+def _covers_page(place: Placement, page: PageLines) -> bool:
+    from ..ocr.detect import SCAN_COVER
+
+    x0, y0, x1, y1 = place.box
+    return (x1 - x0) * (y1 - y0) >= SCAN_COVER * page.width * page.height
+
+
+@dataclass
+class _OcrRun:
+    """What OCR of one PDF needs: the open document (pages read in this process), its bytes (opened by
+    worker processes) and password, the settings, and its name for messages."""
+
+    document: Any
+    data: bytes
+    password: str | None
+    settings: OcrSettings
+    name: str
+
+
+def _ocr_positions(
+    run: _OcrRun,
+    read: list[PageLines],
+    positions: list[int],
+    extras: list[PageExtras],
+    ocr_read: dict[int, str],
+    tick: Callable[[], None],
+) -> list[int]:
+    """OCR the pages at ``positions`` of ``read`` and put their lines and ruled tables in place (the
+    engine finds those in the page image at no cost worth a switch, so ``tables`` does not gate them);
+    fills ``ocr_read`` and returns the page indices OCR could not read because no engine is installed
+    (then nothing runs)."""
+    from ..ocr.pool import OcrOutcome, ocr_pages, warn_failures
+    from ..ocr.settings import engine_problem
+    from ..ocr.tables import markdown_table
+
+    if engine_problem(run.settings) is not None:
+        for _ in positions:
+            tick()
+        return [read[position].index for position in positions]
+    at = {read[position].index: position for position in positions}
+    failed: list[OcrOutcome] = []
+
+    def done(outcome: OcrOutcome) -> None:
+        tick()
+        position = at[outcome.index]
+        if outcome.blocks is None:
+            failed.append(outcome)
+            return
+        page = read[position]
+        read[position] = lines_from_blocks(outcome.blocks, page.index, page.width, page.height)
+        ocr_read[outcome.index] = run.settings.label()
+        for table in outcome.tables:
+            _add_table(read[position], extras[position], table["bbox"], markdown_table(table["rows"]))
+
+    ocr_pages(run.document, run.data, sorted(at), run.settings, done, password=run.password)
+    warn_failures(failed, run.name, stacklevel=5)
+    return []
 
 
 def read_outline(document: Any) -> list[list[Any]]:

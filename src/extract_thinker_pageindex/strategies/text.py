@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import ListItemNode, Node, Page, ParagraphNode
+from ..model import ListItemNode, Node, Page, PageOrigin, ParagraphNode
 
 __all__ = ["parse_text"]
 
@@ -47,5 +47,5 @@ def parse_text(text: str) -> list[Page]:
             block = block.strip("\n").rstrip()
             if block.strip():
                 nodes.extend(_block_nodes(block, page_index, counter))
-        pages.append(Page(index=page_index, nodes=nodes))
+        pages.append(Page(index=page_index, nodes=nodes, origin=PageOrigin(source="parsed")))
     return pages

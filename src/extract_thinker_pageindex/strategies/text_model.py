@@ -14,6 +14,7 @@ from ..model import (
     Node,
     Page,
     PageAnswer,
+    PageOrigin,
     TableNode,
     TocEntryNode,
     document_node,
@@ -110,7 +111,9 @@ def extract_text_pages(
     for (index, _, _), outcome in zip(jobs, outcomes, strict=True):
         if index in merged and not isinstance(outcome, PageFailure):
             merged[index].extend(outcome[0])
-    pages = [Page(index=index, nodes=nodes) for index, nodes in merged.items()]
+    pages = [
+        Page(index=index, nodes=nodes, origin=PageOrigin(source="parsed")) for index, nodes in merged.items()
+    ]
     nest_across_pages(pages)
     unique = {failure.index: failure for failure in failures}
     return VisionResult(pages=pages, failures=list(unique.values()))

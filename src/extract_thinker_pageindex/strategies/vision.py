@@ -27,6 +27,7 @@ from ..model import (
     Node,
     Page,
     PageAnswer,
+    PageOrigin,
     SectionNode,
     TableNode,
     TocEntryNode,
@@ -379,7 +380,7 @@ def extract_pages(
         if isinstance(outcome, PageFailure):
             continue
         nodes, page_entries = outcome
-        pages.append(Page(index=index, nodes=nodes))
+        pages.append(Page(index=index, nodes=nodes, origin=PageOrigin(source="vision", engine=client.model)))
         entries.extend((index, entry) for entry in page_entries)
     nest_across_pages(pages)
     if dropped:

@@ -224,12 +224,14 @@ def _same_text(
     document: Document, text_words: Callable[[int], list[tuple[float, float, float, float, str]]]
 ) -> bool:
     """Whether the source's text layer holds, in their boxes, the placed text nodes of a few pages (those
-    the PDF text strategy read from it). Nodes a model read, without a position, are not compared: True if
-    there are none."""
+    the PDF text strategy read from it). Pages read by OCR or a model, and nodes without a position, are
+    not compared: True if there are none."""
     wanted = 0
     found = 0
     sampled = 0
     for page in document.pages:
+        if page.origin is not None and page.origin.source != "text_layer":
+            continue  # read by OCR or a model: its text is not in the text layer
         placed = [
             (bbox, str(getattr(node, "content", "") or ""))
             for node in page.nodes
