@@ -244,3 +244,86 @@ def schemas(postgres_dsn: str) -> Iterator[list[str]]:
     with psycopg.connect(postgres_dsn, autocommit=True) as conn:
         for schema in made:
             conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+# -- the fast subset: pytest -m "not slow" --------------------------------------------------------------
+#
+# CI runs every test (`pytest -q`). While editing, `pytest -q -m "not slow"` leaves out the tests marked
+# `slow` here, and runs in about a minute on 2 cores. They are marked by name, from the lists below, never by
+# a time measured during the run, so every machine and every run leaves out the same tests. A test is slow
+# when it needs a server or a cluster (PostgreSQL, Ray, a browser), starts other processes (OCR and batch
+# workers, writers killed on purpose, whole scripts and commands in a fresh interpreter), builds big inputs
+# (a 2,000-page PDF, a 40 MB index, 30,000-pixel pictures) or fuzzes at length. A new test that takes more
+# than a second or so on 2 cores belongs here: its module in SLOW_MODULES when all of the module is like it,
+# else its name in SLOW_TESTS. (tests/test_docs_snippets.py marks its own runs with @pytest.mark.slow.)
+
+#: Modules whose every test is slow.
+SLOW_MODULES = frozenset(
+    {
+        "test_batch.py",  # worker processes and a Ray cluster
+        "test_batch_hardening.py",  # worker processes meeting FIFOs, links and odd names
+        "test_examples.py",  # each example and README command in a fresh interpreter
+        "test_image_bounds.py",  # pictures of 32,000 and 40,000 pixels, 59-million-pixel PNGs
+        "test_ocr.py",  # Tesseract and RapidOCR on real scans, OCR worker processes
+        "test_postgres_hardening.py",  # a PostgreSQL server
+        "test_reliability.py",  # killed writers, racing processes, a 2,000-page PDF, Hypothesis
+        "test_retriever_postgres.py",  # a PostgreSQL server
+        "test_saved_index_hardening.py",  # indexes of tens of megabytes, memory peaks
+        "test_startup.py",  # what each command imports, each in a fresh interpreter
+        "test_view.py",  # a headless Chromium, a filing's view
+        "test_view_matches.py",  # a headless Chromium
+        "test_vision_reader.py",  # real page pictures through the vision reader
+    }
+)
+
+#: Fixtures that start a server, a cluster or a browser: a test that uses one is slow, wherever it is.
+SLOW_FIXTURES = frozenset({"browser", "postgres_dsn", "ray_cluster", "schemas"})
+
+#: Single slow tests of otherwise fast modules, as ``module::test`` (every parametrisation of it).
+SLOW_TESTS = frozenset(
+    {
+        # A fresh interpreter that imports ExtractThinker and litellm (several seconds each).
+        "test_cli_hardening.py::test_a_later_framework_import_reuses_the_contract_class_and_extracts_into_it",
+        "test_cli_hardening.py::test_commands_run_without_importing_the_framework",
+        "test_vision_faults.py::test_the_command_line_exits_non_zero_when_a_page_answer_has_the_wrong_shape",
+        "test_cli_batch.py::test_batch_runs_as_a_process_with_worker_processes",
+        "test_cli_batch.py::test_a_failed_document_is_reported_and_exits_1",
+        "test_cli.py::test_module_entry_point_runs_as_a_process",
+        # Processes sharing one file.
+        "test_retriever.py::test_processes_share_one_index",
+        "test_hardening.py::test_two_processes_racing_to_save_the_same_new_index",
+        # Hypothesis and fuzzing over many inputs.
+        "test_loader_pymupdf.py::test_damaged_bytes_only_ever_raise_project_errors",
+        "test_retriever.py::test_search_never_raises_on_fts5_operator_soup",
+        "test_retriever.py::test_search_never_raises_on_any_text",
+        "test_retriever.py::test_any_text_doc_id_round_trips",
+        "test_retriever_inputs.py::test_any_code_points_in_doc_id_text_and_query_never_raise",
+        # Whole filings of ../shared/eval, pages rendered at full resolution.
+        "test_pdf_text.py::test_font_statistics_recover_most_of_a_10k_outline",
+        "test_pdf_text.py::test_built_documents_validate_and_round_trip",
+        "test_loader_pymupdf.py::test_vision_mode_adds_png_images_at_the_dpi",
+        "test_loader_pymupdf.py::test_adobe_10k_matches_raw_pymupdf",
+        "test_retriever_inputs.py::test_load_pages_speaks_of_retrieved_pages",
+        "test_retriever_inputs.py::test_a_load_that_finds_nothing_clears_last_matches",
+    }
+)
+
+#: Parametrised fixtures whose ``postgres`` case runs against a PostgreSQL server.
+BACKEND_FIXTURES = ("make_retriever", "make_module_retriever")
+
+
+def _is_slow(item: pytest.Item) -> bool:
+    module = item.path.name
+    if module in SLOW_MODULES or SLOW_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        return True
+    if f"{module}::{getattr(item, 'originalname', item.name)}" in SLOW_TESTS:
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and any(callspec.params.get(name) == "postgres" for name in BACKEND_FIXTURES)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark the slow tests (see SLOW_MODULES, SLOW_FIXTURES, SLOW_TESTS and BACKEND_FIXTURES above)."""
+    for item in items:
+        if _is_slow(item):
+            item.add_marker(pytest.mark.slow)

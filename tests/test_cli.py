@@ -172,7 +172,7 @@ def test_index_of_an_unsupported_extension_exits_1(tmp_path: Path, capsys):
 
     err = capsys.readouterr().err
     assert "contract.docx" in err
-    assert "'.docx' is not supported" in err
+    assert "'.docx' is not one this command reads" in err
     assert not (tmp_path / "contract.pageindex").exists()
 
 
@@ -489,3 +489,60 @@ def test_print_toc_tree_shows_page_ranges_and_printed_pages():
         "- Appendix  [p. 7]",
         "- Index  [p. ?]",
     ]
+
+
+# -- the command line speaks its own terms ----------------------------------------------------------------
+
+
+def test_a_folder_given_to_index_names_the_engine_option_and_indexes_nothing(tmp_path: Path, capsys) -> None:
+    folder = tmp_path / "contracts"
+    folder.mkdir()
+    (folder / "lease.md").write_text(LEASE)
+    assert main(["index", str(folder)]) == 1
+    error = capsys.readouterr().err
+    assert f"{folder}: it is a folder" in error and "--engine local" in error
+    assert "content_type" not in error
+    assert list(folder.iterdir()) == [folder / "lease.md"]
+
+
+@pytest.mark.parametrize("command", ["index", "search"])
+def test_an_unreadable_extension_is_refused_in_the_command_lines_terms(
+    tmp_path: Path, capsys, command: str
+) -> None:
+    docx = tmp_path / "contract.docx"
+    docx.write_bytes(b"PK\x03\x04 not really a docx")
+    argv = [command, str(docx)] + (["--query", "termination"] if command == "search" else [])
+    assert main(argv) == 1
+    error = capsys.readouterr().err
+    assert "'.docx' is not one this command reads" in error and ".pdf" in error and ".md" in error
+    assert "content_type" not in error
+
+
+@pytest.mark.parametrize(
+    ("argv", "named", "suggested"),
+    [
+        (["search", "x.pdf", "--querry", "rent"], "--querry", "--query"),  # --query missing as well
+        (["index", "x.md", "--page", "1"], "--page", "--pages"),  # once taken for --pages, silently
+        (["search", "x.pdf", "-q", "rent", "--max-page", "2"], "--max-page", "--max-pages"),
+        (["index", "x.md", "--zzzz"], "--zzzz", None),
+    ],
+)
+def test_a_mistyped_option_is_named_and_never_taken_for_another(
+    capsys, argv: list[str], named: str, suggested: str | None
+) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(argv)
+    assert exited.value.code == 2
+    error = capsys.readouterr().err
+    assert f"unknown option {named}" in error
+    if suggested is not None:
+        assert f"did you mean {suggested}?" in error
+    else:
+        assert "--help lists the options" in error
+
+
+def test_an_option_value_after_a_double_dash_is_not_taken_for_an_option(tmp_path: Path, capsys) -> None:
+    source = tmp_path / "lease.md"
+    source.write_text(LEASE)
+    assert main(["search", "--query", "rent", "--", str(source)]) == 0
+    assert "Rent" in capsys.readouterr().out

@@ -262,3 +262,33 @@ def test_filter_pages_agrees_with_normalize_page_spec(selection):
     indices = [index for index, _ in kept]
     assert indices == sorted(normalize_page_spec(items, total))
     assert all(pages[index] == item for index, item in kept)
+
+
+# -- a selection's TOC ------------------------------------------------------------------------------------
+
+
+def _toc_is_within(document, kept: set[int]) -> None:
+    ids = {entry.id for entry in document.toc}
+    assert all(entry.target_page is None or entry.target_page in kept for entry in document.toc)
+    assert all(entry.parent_id is None or entry.parent_id in ids for entry in document.toc)
+
+
+@pytest.mark.parametrize("source", ["service-agreement.pdf", "service-agreement.md"])
+def test_a_page_selection_keeps_only_the_toc_entries_of_its_pages(source: str) -> None:
+    # The PDF's outline names all four pages; "index --pages 1-2" listed entries of pages 3 and 4.
+    from pathlib import Path
+
+    from extract_thinker_pageindex import build_index
+
+    path = Path(__file__).resolve().parents[1] / "examples" / "data" / source
+    whole = build_index(path)
+    part = build_index(path, pages="1-2")
+    assert {2, 3} <= {entry.target_page for entry in whole.toc}  # the whole TOC goes further
+    _toc_is_within(part, {0, 1})
+    assert part.toc and [entry.title for entry in part.toc] == [
+        entry.title for entry in whole.toc if entry.target_page in {0, 1}
+    ]
+    later = build_index(path, pages=[3, 4])
+    _toc_is_within(later, {2, 3})
+    # An entry whose parent was on a dropped page hangs under the nearest kept ancestor (here: the root).
+    assert later.toc and any(entry.parent_id is None for entry in later.toc)

@@ -1207,3 +1207,58 @@ def test_a_printed_contents_page_gives_the_toc_when_there_is_no_outline(tmp_path
     assert [by_title[title].printed_page for title in by_title] == ["1", "2", "2", "3", "4"]
     assert by_title["2.1 Revenue"].parent_id == by_title["2. Results"].id
     assert by_title["3. Outlook"].target_section_id == sections["3. Outlook"]
+
+
+def test_a_wrapped_contents_entry_and_a_heading_named_twice_are_read_as_printed(tmp_path: Path) -> None:
+    # A filing's contents: Item 5's title wraps (its page number is on its second line), and "Other
+    # Information" is a heading of Item 1 as well as Item 9B's title, pages later.
+    document = pymupdf.open()
+    document.new_page().insert_text((72, 100), "Annual Report of Northwind", fontsize=24, fontname="hebo")
+    contents = document.new_page()
+    contents.insert_text((72, 72), "Contents", fontsize=16, fontname="hebo")
+    rows = [
+        (72, "Item 1. Business", 1),
+        (72, "Item 2. Properties", 2),
+        (72, "Item 5. Market for Registrant's Common Equity, Related Stockholder", None),
+        (100, "Matters and Issuer Purchases of Equity Securities", 3),
+        (72, "Item 9B. Other Information", 4),
+    ]
+    for number, (x, title, printed) in enumerate(rows):
+        text = title if printed is None else f"{title} {'.' * 30} {printed}"
+        contents.insert_text((x, 110 + 12 * number), text, fontsize=10, fontname="helv")
+    headings = [
+        ("Item 1. Business", "Other Information"),
+        ("Item 2. Properties", None),
+        (
+            "Item 5. Market for Registrant's Common Equity, Related Stockholder Matters and Issuer Purchases",
+            None,
+        ),
+        ("Item 9B. Other Information", None),
+    ]
+    for title, sub in headings:
+        page = document.new_page()
+        page.insert_text((72, 72), title, fontsize=14, fontname="hebo")
+        page.insert_text(
+            (72, 100), "Body text of the item, as filed for the year.", fontsize=10, fontname="helv"
+        )
+        if sub:
+            page.insert_text((72, 140), sub, fontsize=14, fontname="hebo")
+            page.insert_text(
+                (72, 165), "Further body text of the business item.", fontsize=10, fontname="helv"
+            )
+    path = tmp_path / "filing.pdf"
+    document.save(path)
+
+    built = build_index(path, images=False)
+    by_title = {entry.title: entry for entry in built.toc}
+    wrapped = (
+        "Item 5. Market for Registrant's Common Equity, Related Stockholder Matters and Issuer Purchases of "
+        "Equity Securities"
+    )
+    assert list(by_title) == ["Item 1. Business", "Item 2. Properties", wrapped, "Item 9B. Other Information"]
+    assert [entry.target_page for entry in built.toc] == [2, 3, 4, 5]
+    # Linked to the heading on the page its printed number maps to, not to Item 1's "Other Information".
+    sections = {section.title: section for section in built.sections()}
+    assert (
+        by_title["Item 9B. Other Information"].target_section_id == sections["Item 9B. Other Information"].id
+    )

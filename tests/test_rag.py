@@ -339,3 +339,77 @@ def test_threads_loading_many_documents_through_one_owned_retriever(tmp_path: Pa
     assert errors == []
     assert results == {number: f"Indemnification clause {number}." for number in range(24)}
     loader.close()
+
+
+# -- vision mode: only the kept pages are drawn -------------------------------------------------------------
+
+
+@pytest.fixture
+def drawn_pages(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The page numbers PyMuPDF draws (its own get_pixmap, counted as it is called, then run as it is)."""
+    import pymupdf
+
+    drawn: list[int] = []
+    original = pymupdf.Page.get_pixmap
+
+    def counting(page: Any, *args: Any, **kwargs: Any) -> Any:
+        drawn.append(page.number + 1)
+        return original(page, *args, **kwargs)
+
+    monkeypatch.setattr(pymupdf.Page, "get_pixmap", counting)
+    return drawn
+
+
+def png_size(data: bytes) -> tuple[int, int]:
+    with Image.open(io.BytesIO(data)) as image:
+        assert image.format == "PNG"
+        return image.size
+
+
+@pytest.mark.parametrize("inner", ["pymupdf", "pageindex"])
+def test_in_vision_mode_only_the_kept_pages_are_drawn(
+    contract_pdf: Path, drawn_pages: list[int], tmp_path: Path, inner: str
+) -> None:
+    from extract_thinker_pageindex import DocumentLoaderPageIndex
+
+    loader = DocumentLoaderPyMuPDF() if inner == "pymupdf" else DocumentLoaderPageIndex(cache_dir=tmp_path)
+    with DocumentLoaderRAG(loader, query="indemnification", max_pages=2) as rag:
+        rag.set_vision_mode(True)
+        pages = rag.load(str(contract_pdf))
+    assert [page["page_number"] for page in pages] == [3, 8]
+    assert sorted(drawn_pages) == [3, 8]  # of ten pages, the two kept (every page was drawn before)
+    assert all(png_size(page["image"]) == (1240, 1755) for page in pages)  # A4 at 150 dpi, as load draws it
+    # The same images as the wrapped loader's own load gives those pages.
+    loader.set_vision_mode(True)
+    whole = {page["page_number"]: page["image"] for page in loader.load(str(contract_pdf))}
+    assert all(page["image"] == whole[page["page_number"]] for page in pages)
+
+
+def test_without_vision_mode_no_page_is_drawn(contract_pdf: Path, drawn_pages: list[int]) -> None:
+    with DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="indemnification", max_pages=2) as rag:
+        pages = rag.load(str(contract_pdf))
+    assert drawn_pages == [] and all("image" not in page for page in pages)
+
+
+def test_a_loader_without_the_two_steps_is_loaded_whole_in_vision_mode(tmp_path: Path) -> None:
+    class Pictured(ParagraphLoader):
+        def load(self, source: Any) -> list[dict[str, Any]]:
+            pages = super().load(source)
+            return [{**page, "image": b"picture-%d" % page["custom"]} for page in pages]
+
+    source = tmp_path / "notes.txt"
+    source.write_text(
+        "Rent is due monthly.\n\nThe deposit is refunded.\n\nRent rises yearly.", encoding="utf-8"
+    )
+    with DocumentLoaderRAG(Pictured(), query="rent", max_pages=2) as rag:
+        rag.set_vision_mode(True)
+        pages = rag.load(str(source))
+    assert [page["image"] for page in pages] == [b"picture-0", b"picture-2"]
+
+
+def test_a_stream_is_read_again_for_the_images(contract_pdf: Path) -> None:
+    stream = io.BytesIO(contract_pdf.read_bytes())
+    with DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="indemnification", max_pages=1) as rag:
+        rag.set_vision_mode(True)
+        (page,) = rag.load(stream)
+    assert page["page_number"] == 8 and png_size(page["image"]) == (1240, 1755)

@@ -395,7 +395,7 @@ def test_a_bad_document_raises_its_documented_error_and_keeps_the_earlier_index(
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
         with pytest.raises(PageIndexError) as caught:
-            index_document(path, output=earlier, **options)
+            index_document(path, output=earlier, overwrite=True, **options)
 
     error = caught.value
     assert type(error) is case.error, f"{type(error).__name__}: {error}"
@@ -471,7 +471,7 @@ def test_a_damaged_but_usable_document_indexes_with_its_documented_notice(
     case, path = degraded_document
     with warnings.catch_warnings(record=True) as seen, caplog.at_level(logging.WARNING):
         warnings.simplefilter("always")
-        document, written = index_document(path, output=earlier, **case.options)
+        document, written = index_document(path, output=earlier, overwrite=True, **case.options)
 
     given = [str(item.message) for item in seen if issubclass(item.category, PageIndexWarning)]
     if case.warning is None:
@@ -623,7 +623,12 @@ def test_a_bad_answer_costs_bounded_calls_then_fails_without_writing(
         llm_server.requests.clear()
         with pytest.raises(LLMExtractionError):
             index_document(
-                pdf, output=output, strategy="vision", model=model_client(**case.client), abstract=False
+                pdf,
+                output=output,
+                overwrite=True,  # the earlier index is another file's: replaced only if the build succeeds
+                strategy="vision",
+                model=model_client(**case.client),
+                abstract=False,
             )
         assert fewest <= len(llm_server.requests) <= most
         assert not default_output_path(pdf).exists()
@@ -755,7 +760,7 @@ def kill_while_indexing(sources: list[str], target: str, trials: int, seed: int,
             try:
                 rounds = 0
                 while True:
-                    index_document(sources[rounds % 2], output=target)
+                    index_document(sources[rounds % 2], output=target, overwrite=True)
                     rounds += 1
                     if rounds == 1:
                         os.write(write_end, b"!")
@@ -827,7 +832,7 @@ def test_a_writer_killed_at_any_instant_leaves_one_whole_index(tmp_path: Path) -
     # Kills landed mid-write (they left staging folders behind): the test did what it says.
     assert outcomes[-1][3] > 0, "no kill landed inside a save"
     # And a later save still works over the debris.
-    index_document(sources[1], output=target)
+    index_document(sources[1], output=target, overwrite=True)
     assert len(load_index(target).pages) == 3
 
 

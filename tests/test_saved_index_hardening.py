@@ -437,7 +437,7 @@ def test_an_index_onto_a_full_disk_keeps_the_earlier_index(tmp_path: Path, tiny_
     with pytest.raises(
         OutputWriteError, match=r"cannot be written: the disk holding '.*disk' is full"
     ) as info:
-        index_document(long_markdown(tmp_path / "long.md"), output=target)
+        index_document(long_markdown(tmp_path / "long.md"), output=target, overwrite=True)
     message = str(info.value)
     assert "No space left on device" in message and "Free some space" in message
     assert "nothing was replaced" in message

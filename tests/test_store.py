@@ -29,6 +29,7 @@ from extract_thinker_pageindex import (
     SectionNode,
     TableNode,
     TocEntry,
+    build_index,
     index_document,
     load_index,
     save_index,
@@ -634,3 +635,74 @@ def test_load_index_only_reads_images_from_the_images_folder(saved_index: Path, 
     _edit_json(saved_index, lambda d: _node(d, "img-1").update(image_path=image_path))
     with pytest.raises(IndexFormatError, match="images live in images/"):
         load_index(saved_index)
+
+
+# -- one output, two sources --------------------------------------------------------------------------------
+
+SAMPLES = Path(__file__).resolve().parents[1] / "examples" / "data"
+
+
+@pytest.fixture
+def agreement(tmp_path: Path) -> tuple[Path, Path]:
+    """The bundled contract as PDF and as Markdown, side by side: both default to one index folder."""
+    pdf = shutil.copy(SAMPLES / "service-agreement.pdf", tmp_path)
+    markdown = shutil.copy(SAMPLES / "service-agreement.md", tmp_path)
+    return Path(pdf), Path(markdown)
+
+
+def test_the_index_of_another_file_is_never_replaced_unasked(agreement: tuple[Path, Path]) -> None:
+    pdf, markdown = agreement
+    _, target = index_document(pdf)
+    assert target == default_output_path(markdown)  # the same folder for both
+    before = (target / "document.json").read_bytes()
+    with pytest.raises(
+        OutputExistsError, match=r"'service-agreement.pdf', not of 'service-agreement.md'.*--force"
+    ):
+        index_document(markdown)
+    assert (target / "document.json").read_bytes() == before
+    assert load_index(target).source_file == "service-agreement.pdf"
+    # The same file again is replaced as before; asked, the other file's too.
+    index_document(pdf)
+    document, _ = index_document(markdown, overwrite=True)
+    assert load_index(target).source_file == "service-agreement.md" == document.source_file
+    with pytest.raises(OutputExistsError):
+        save_index(build_index(pdf), target)
+    save_index(build_index(pdf), target, overwrite=True)
+    assert load_index(target).extension == "pdf"
+
+
+def test_an_index_from_before_source_file_is_told_by_its_name_and_extension(
+    agreement: tuple[Path, Path],
+) -> None:
+    pdf, markdown = agreement
+    _, target = index_document(pdf)
+    data = json.loads((target / "document.json").read_text())
+    data.pop("source_file")
+    data["format_version"] = "1.1"
+    (target / "document.json").write_text(json.dumps(data))
+    with pytest.raises(OutputExistsError, match=r"'service-agreement\.pdf'"):
+        index_document(markdown)
+    index_document(pdf)  # service-agreement + pdf: the same file
+
+
+def test_the_refusal_comes_before_any_model_call(tmp_path: Path, llm_server) -> None:
+    picture = tmp_path / "scan.png"
+    Image.new("RGB", (200, 100), "white").save(picture)
+    (tmp_path / "scan.md").write_text("# Scan\n\nThe notes on the scan.\n")
+    index_document(tmp_path / "scan.md")
+    with pytest.raises(OutputExistsError):
+        index_document(picture, model="openai/test-vision")
+    assert llm_server.requests == []
+
+
+def test_index_force_replaces_the_index_of_another_file(agreement: tuple[Path, Path], capsys) -> None:
+    from extract_thinker_pageindex.cli import main
+
+    pdf, markdown = agreement
+    assert main(["index", str(pdf)]) == 0
+    assert main(["index", str(markdown)]) == 1
+    error = capsys.readouterr().err
+    assert "holds the page index of 'service-agreement.pdf'" in error and "--force" in error
+    assert load_index(default_output_path(pdf)).extension == "pdf"
+    assert main(["index", str(markdown), "--force"]) == 0
+    assert load_index(default_output_path(pdf)).extension == "md"

@@ -414,6 +414,76 @@ def test_view_of_a_text_source_needs_no_source_file(tmp_path: Path) -> None:
     assert not images_folder(html).exists()
 
 
+def test_view_reports_progress_as_it_draws_each_page(sample: Path, tmp_path: Path) -> None:
+    """``progress(done, total)`` comes once the index is read, then after each page's picture is written
+    (counted in the view's staging folder at each call), or each page of a text source laid out."""
+    drawn: list[tuple[int, int, int]] = []
+
+    def progress(done: int, total: int) -> None:
+        pictures = len(list(tmp_path.glob(".view.html.view-tmp-*/files/page-*.jpg")))
+        drawn.append((done, total, pictures))
+
+    view_index(sample, output=tmp_path / "view.html", query=QUERY, progress=progress)
+    assert drawn == [(0, 4, 0), (1, 4, 1), (2, 4, 2), (3, 4, 3), (4, 4, 4)]
+
+    shutil.copy(SAMPLE_MD, tmp_path / SAMPLE_MD.name)
+    index_document(tmp_path / SAMPLE_MD.name)
+    laid_out: list[tuple[int, int]] = []
+    view_index(tmp_path / "service-agreement.pageindex", progress=lambda *done: laid_out.append(done))
+    pages = len(load_index(tmp_path / "service-agreement.pageindex").pages)
+    assert laid_out == [(done, pages) for done in range(pages + 1)]
+
+
+def test_cli_view_prints_no_progress_when_standard_error_is_no_terminal(
+    sample: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for variable in ("FORCE_COLOR", "TTY_COMPATIBLE"):  # rich would take either as a terminal
+        monkeypatch.delenv(variable, raising=False)
+    assert main(["view", str(sample), "-o", str(tmp_path / "view.html"), "-q", QUERY]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    assert captured.out.count("\n") == 1 and "view.html" in captured.out
+
+
+def test_cli_view_shows_its_progress_on_a_terminal(sample: Path, tmp_path: Path) -> None:
+    """On a terminal (a real pseudo-terminal), standard error shows the pages drawn with the bar ``index``
+    shows; standard output still holds only the line naming the view."""
+    import os
+    import pty
+    import subprocess
+    import sys
+    import threading
+
+    leader, follower = pty.openpty()
+    env = {name: value for name, value in os.environ.items() if name not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+    env.update(COLUMNS="120", TERM="xterm")
+    command = [sys.executable, "-m", "extract_thinker_pageindex", "view", str(sample)]
+    process = subprocess.Popen(
+        [*command, "-o", str(tmp_path / "view.html")], stdout=subprocess.PIPE, stderr=follower, env=env
+    )
+    os.close(follower)
+    shown = bytearray()
+
+    def read() -> None:  # drained as it comes, so the child never waits on a full terminal
+        while True:
+            try:
+                data = os.read(leader, 4096)
+            except OSError:  # EIO: the child closed its end
+                return
+            if not data:
+                return
+            shown.extend(data)
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    out, _ = process.communicate(timeout=120)
+    reader.join(timeout=30)
+    os.close(leader)
+    assert process.returncode == 0
+    assert "service-agreement.pageindex" in shown.decode() and "4/4" in shown.decode()
+    assert out.decode().count("\n") == 1 and "view.html" in out.decode()
+
+
 def test_view_errors(sample: Path, tmp_path: Path) -> None:
     with pytest.raises(IndexFormatError, match="No page index"):
         view_index(tmp_path / "missing.pageindex")

@@ -281,3 +281,98 @@ def test_skip_with_every_page_failed_saves_nothing(tmp_path: Path, llm_server) -
         index_document(path, strategy="vision", model=quiet_client(), on_page_error="skip", abstract=False)
     assert (written / "document.json").read_bytes() == before  # the good index stays
     assert load_index(written).pages[0].nodes[0].content == "Good."
+
+
+# -- answers of the wrong shape ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "wrong",
+    [
+        {},
+        {"foo": 1},
+        {"penalty": "50%", "termination_date": "2024-01-01"},  # the fields of another schema
+    ],
+)
+def test_an_answer_without_nodes_is_asked_again_then_fails_the_page(
+    tmp_path: Path, llm_server, wrong: dict[str, Any]
+) -> None:
+    # Taken for an empty page, such an answer gave an index of 0 nodes with no failure and exit code 0.
+    answering(llm_server, wrong, wrong)
+    with pytest.raises(LLMExtractionError, match="did not match the expected schema after 2 answer"):
+        build_index(scan(tmp_path / "w.pdf"), strategy="vision", model=quiet_client(), abstract=False)
+    page_requests = [body for body in llm_server.requests if "image_url" in json.dumps(body)]
+    assert len(page_requests) == 2  # asked once more, with the error shown
+    assert "nodes" in json.dumps(page_requests[1]["messages"][-1])
+
+    # Skipped as documented: recorded as failed, the other pages kept.
+    answering(llm_server, wrong, wrong, {"nodes": [{"type": "paragraph", "id": "p", "content": "Kept."}]})
+    document = build_index(
+        scan(tmp_path / "w2.pdf", pages=2),
+        strategy="vision",
+        model=quiet_client(),
+        on_page_error="skip",
+        parallel=1,
+        abstract=False,
+    )
+    assert [page.index for page in document.failed_pages] == [0]
+    assert [page.index for page in document.pages] == [1]
+
+
+def test_a_repaired_answer_and_an_explicitly_empty_page_are_kept(tmp_path: Path, llm_server) -> None:
+    answering(
+        llm_server, {}, {"nodes": [{"type": "paragraph", "id": "p", "content": "Read."}]}, {"nodes": []}
+    )
+    document = build_index(
+        scan(tmp_path / "r.pdf", pages=2), strategy="vision", model=quiet_client(), parallel=1, abstract=False
+    )
+    assert [[node.content for node in page.nodes] for page in document.pages] == [["Read."], []]
+    assert document.failed_pages == []
+
+
+def test_the_command_line_exits_non_zero_when_a_page_answer_has_the_wrong_shape(
+    tmp_path: Path, llm_server
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    # A server of its own process: the command line runs in another process than this test.
+    server = subprocess.Popen(
+        [sys.executable, str(Path(__file__).parent / "llm_server.py"), "--answer", "{}"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        url = server.stdout.readline().strip()
+        env = {
+            **os.environ,
+            "OPENAI_API_BASE": url,
+            "OPENAI_API_KEY": "sk-test",
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        }
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "extract_thinker_pageindex",
+                "index",
+                str(scan(tmp_path / "cli.pdf")),
+                "--strategy",
+                "vision",
+                "--model",
+                MODEL,
+                "--no-abstract",
+            ],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=120,
+        )
+    finally:
+        server.communicate(timeout=10)
+    assert done.returncode == 1, done.stderr
+    assert "did not match the expected schema" in done.stderr
+    assert not (tmp_path / "cli.pageindex").exists()

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._version import __version__
-from .terminal import safe_text
+from .terminal import progress_bar, safe_text
 
 if TYPE_CHECKING:
     from .model import Document
@@ -37,10 +37,35 @@ IndexOne = Callable[[str, Path, Callable[[int, int], None]], "tuple[Document, Pa
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, with what it prints (usage errors quote the user's arguments) made safe to print."""
+    """argparse, with what it prints (usage errors quote the user's arguments) made safe to print, no
+    abbreviated options (``--page`` is not taken for ``--pages``), and an unknown option named before any
+    other complaint (argparse reports a missing ``--query`` first and never mentions ``--querry``)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
+        super().__init__(*args, **kwargs)
 
     def _print_message(self, message: str, file: Any = None) -> None:
         super()._print_message(safe_text(message), file)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        if self._subparsers is None and args is not None:
+            self._refuse_unknown_options(list(args))
+        return super().parse_known_args(args, namespace)
+
+    def _refuse_unknown_options(self, args: list[str]) -> None:
+        import difflib
+
+        known = list(self._option_string_actions)
+        for arg in args:
+            if arg == "--":
+                return
+            option = arg.split("=", 1)[0]
+            if not option.startswith("--") or option in known:
+                continue
+            close = difflib.get_close_matches(option, known, n=1)
+            hint = f"; did you mean {close[0]}?" if close else f"; {self.prog} --help lists the options"
+            self.error(f"unknown option {option}{hint}")
 
 
 def _extensions_help() -> str:
@@ -157,6 +182,11 @@ def _parser() -> argparse.ArgumentParser:
         "--refine", action="store_true", help="review sampled pages with the model and redo weak ones"
     )
     index.add_argument("--json", action="store_true", help="print one JSON object per file instead of text")
+    index.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an index built from another file (report.md where report.pdf's index is)",
+    )
     _add_ocr_arguments(index)
     from .cli_batch import add_batch_arguments
 
@@ -260,6 +290,31 @@ def _report_failure(subject: str | None, exc: Exception, *, debug: bool) -> None
         sys.stderr.write(safe_text("".join(traceback.format_exception(exc))))
 
 
+def _check_source(file: str) -> None:
+    """Refuse a folder, or a file whose extension no builder reads, in the command line's terms (the
+    Python API's message says to pass ``content_type=``, which the command line has no option for).
+
+    Raises:
+        DocumentLoadError: ``file`` is a folder (batch indexing reads folders).
+        UnsupportedFormatError: the extension is not one ``index --help`` lists.
+    """
+    from .errors import DocumentLoadError, UnsupportedFormatError
+    from .sources import EXTENSION_KINDS
+
+    if Path(file).is_dir():
+        raise DocumentLoadError(
+            "it is a folder: index the documents in it with --engine local -o OUT_DIR (one index per file, "
+            "resumable), or name its files."
+        )
+    suffix = Path(file).suffix.lower()
+    if suffix not in EXTENSION_KINDS:
+        raise UnsupportedFormatError(
+            f"Cannot read {Path(file).name!r}: the extension {suffix or '(none)'!r} is not one this command "
+            f"reads ({_extensions_help()}); convert it to PDF, or rename a Markdown or text file to .md or "
+            ".txt."
+        )
+
+
 def _single_index_path(args: argparse.Namespace) -> Path | None:
     """The index folder ``-o`` names when it ends in ``.pageindex``, else None (``-o`` is a directory)."""
     if args.output is None or not Path(args.output).name.endswith(INDEX_SUFFIX):
@@ -303,7 +358,10 @@ def _run_index(args: argparse.Namespace) -> int:
         jobs.append((file, target))
 
     def index_one(file: str, target: Path, progress: Callable[[int, int], None]) -> tuple[Document, Path]:
-        return index_document(file, output=target, progress=progress, **build_options(args))
+        _check_source(file)
+        return index_document(
+            file, output=target, progress=progress, overwrite=args.force, **build_options(args)
+        )
 
     return _index_files(jobs, index_one, as_json=args.json, debug=args.debug)
 
@@ -325,7 +383,6 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
 
     from rich.console import Console
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .errors import PageIndexWarning
 
@@ -334,16 +391,7 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
     rows: list[tuple[str, dict[str, Any] | None]] = []
     written_by: dict[Path, str] = {}
     started = time.perf_counter()
-    # Progress goes to standard error and only to a terminal, so standard output stays clean for scripts.
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr,
-        transient=True,
-        disable=not stderr.is_terminal,
-    ) as progress:
+    with progress_bar(stderr) as progress:
         overall = progress.add_task("files", total=len(jobs))
         for file, target in jobs:
             earlier = written_by.get(Path(os.path.abspath(target)))
@@ -451,6 +499,7 @@ def _search_pages(file: str, password: str | None, ocr: dict[str, Any]) -> list[
         from .pdf_pages import read_pdf_pages
 
         return list(read_pdf_pages(file, password=password, ocr=ocr_settings(**ocr)))
+    _check_source(file)
     from .indexing import build_index
 
     return page_texts(build_index(file))
@@ -538,20 +587,32 @@ def _run_search(args: argparse.Namespace) -> int:
 
 
 def _run_view(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+
     from .errors import InvalidOptionError
     from .view import images_folder, view_index
 
     try:
-        written = view_index(
-            args.index,
-            source=args.source,
-            output=args.output,
-            query=args.query,
-            max_pages=args.max_pages,
-            embed_images=args.embed_images,
-            dpi=args.dpi,
-            password=args.password,
-        )
+        # Drawing the pages is most of a long document's view (seconds for a 10-K): shown page by page.
+        with progress_bar(Console(stderr=True)) as bar:
+            # Descriptions are rich markup: an index named "[red].pageindex" must show as it is.
+            task = bar.add_task(escape(safe_text(Path(args.index).name, newlines=False)), total=None)
+
+            def advance(done: int, total: int) -> None:
+                bar.update(task, completed=done, total=total)
+
+            written = view_index(
+                args.index,
+                source=args.source,
+                output=args.output,
+                query=args.query,
+                max_pages=args.max_pages,
+                embed_images=args.embed_images,
+                dpi=args.dpi,
+                password=args.password,
+                progress=advance,
+            )
     except InvalidOptionError as exc:  # view_index checks its options before it reads anything
         _error(str(exc))
         return EXIT_USAGE

@@ -166,21 +166,13 @@ def open_cli_retriever(target: str, schema: str | None, *, read_only: bool = Fal
 
 def _run(args: argparse.Namespace, retriever: Any) -> int:
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from .batch import index_documents
     from .errors import InvalidOptionError, UnsupportedFormatError
+    from .terminal import progress_bar
 
     stderr = Console(stderr=True)
-    with Progress(
-        TextColumn("documents"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=stderr,
-        transient=True,
-        disable=not stderr.is_terminal,
-    ) as bar:
+    with progress_bar(stderr) as bar:
         task = bar.add_task("documents", total=None)
 
         def progress(done: int, total: int, entry: BatchEntry) -> None:

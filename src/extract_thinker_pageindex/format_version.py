@@ -30,7 +30,7 @@ FORMAT_HISTORY = {
     "1.0": "The first version.",
     "1.1": "An optional bbox on heading, paragraph, list item, header and footer nodes, and on TOC entries.",
     "1.2": "An optional origin on every page: where its text came from (text layer, OCR engine, vision "
-    "model, parsed text).",
+    "model, parsed text); an optional source_file on the document: the file it was built from.",
 }
 
 _VERSION = re.compile(r"^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$")

@@ -15,7 +15,7 @@ from .ocr.settings import DEFAULT_OCR_DPI, OcrEngine, OcrMode, OcrSettings, ocr_
 from .pages import PageSpec, normalize_page_spec
 from .postprocess.continuations import group_continuations
 from .postprocess.ids import drop_dangling_references
-from .postprocess.selection import restrict_pages
+from .postprocess.selection import restrict_pages, restrict_toc
 from .postprocess.toc import place_entries, toc_from_entries, toc_from_sections
 from .sources import Source, SourceInput, decode_text, resolve_source
 
@@ -149,6 +149,7 @@ def build_index(
         refine_seed=refine_seed,
         parallel=parallel,
         baseline=model.usage.as_dict() if isinstance(model, ModelClient) else {},
+        pages=pages,
     )
     if refine and model is None:
         raise ModelRequiredError("refine=True re-checks pages with a model; pass model= as well.")
@@ -391,6 +392,7 @@ class _Finish:
     refine_seed: int
     parallel: int
     baseline: dict[str, int]  # the model client's usage when the build started
+    pages: PageSpec | None = None  # the page selection (checked): the TOC keeps only its pages
 
 
 def _refine(
@@ -445,11 +447,15 @@ def _document(
     group_continuations(pages)
     drop_dangling_references(pages, [])  # the TOC is generated from sections: they must be sound first
     toc = toc if toc is not None else toc_from_sections(pages, cover=source.extension == "pdf")
+    # One rule for every builder: a selection's TOC lists only the pages in it (an outline or a printed
+    # contents page names every page of the source).
+    toc = restrict_toc(toc, normalize_page_spec(finish.pages, page_count))
     drop_dangling_references(pages, toc)
     place_entries(toc, pages)
     document = Document(
         name=source.name,
         extension=source.extension,
+        source_file=source.path.name if source.path is not None else None,
         source_page_count=page_count,
         pages=pages,
         toc=toc,

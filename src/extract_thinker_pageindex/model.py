@@ -337,9 +337,15 @@ _SCHEMAS: dict[Any, dict[str, Any]] = {}
 
 
 class PageAnswer(TextContract):
-    """The vision model's answer for one page: its nodes in reading order, with page-local ids."""
+    """The vision model's answer for one page: its nodes in reading order, with page-local ids.
 
-    nodes: list[AnswerNode] = Field(default_factory=list)
+    ``nodes`` is required: an answer without it (``{}``, or another schema's fields) is the wrong shape,
+    re-asked and then failed, never taken for an empty page. A page with nothing on it is
+    ``{"nodes": []}``."""
+
+    nodes: list[AnswerNode] = Field(
+        description="The page's nodes in reading order; [] for a page with nothing on it."
+    )
 
     @classmethod
     def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
@@ -457,6 +463,11 @@ class Document(TextContract):
     updated_at: datetime | None = None
     source_page_count: NonNegativeInt | None = Field(
         default=None, description="Pages in the source, selected or not."
+    )
+    source_file: str | None = Field(
+        default=None,
+        description="The name of the file the index was built from (no folder), or None for an in-memory "
+        "source: a save never replaces the index of another file without being told to.",
     )
     pages: list[Page] = Field(default_factory=list)
     toc: list[TocEntry] = Field(default_factory=list)

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import threading
 import warnings
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from io import BytesIO
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from .errors import (
@@ -19,6 +21,7 @@ from .errors import (
     InvalidOptionError,
     PageIndexError,
     PageIndexWarning,
+    UnsupportedFormatError,
 )
 from .files import MAX_DOCUMENT_BYTES, read_regular_file
 
@@ -35,6 +38,8 @@ __all__ = [
     "describe_source",
     "find_tables",
     "fit_scale",
+    "load_pymupdf",
+    "load_pymupdf_layout",
     "open_pdf",
     "page_matrix",
     "pdf_errors",
@@ -60,6 +65,69 @@ MAX_PICTURE_PIXELS = 16_000_000
 PdfSource = str | os.PathLike[str] | bytes | BytesIO
 
 
+# -- importing PyMuPDF ------------------------------------------------------------------------------------
+
+#: What PyMuPDF 2.0's ``__init__`` imports by itself whenever they are installed (and pymupdf 2.0 depends
+#: on both): its layout model, ``pymupdf.layout`` (onnxruntime, and the ONNX model loaded and activated on
+#: import), and pymupdf4llm (which imports the layout model too). They are most of what ``import pymupdf``
+#: costs: 1.6 s of CPU against 0.35 s without them (benchmarks/import_time.py). Only layout analysis uses
+#: them; reading a PDF's text layer does not.
+_PYMUPDF_ADD_ONS = ("pymupdf.layout", "pymupdf4llm")
+_PYMUPDF_IMPORT_LOCK = threading.Lock()
+
+
+def load_pymupdf() -> ModuleType:
+    """PyMuPDF, imported (if this is the process's first import of it) without its layout model and
+    pymupdf4llm; use this instead of ``import pymupdf``.
+
+    PyMuPDF 2.0 imports both inside ``try: ... except ImportError`` and offers no switch to skip them (no
+    environment variable; PyMuPDF 2.1 imports them lazily itself). So for that one import statement their
+    ``sys.modules`` entries are ``None``, the import system's documented way to make an import raise
+    ``ModuleNotFoundError``: PyMuPDF takes its own path for "not installed", as PyMuPDF 1.x without
+    pymupdf-layout does. The entries are removed right after, so a later ``import pymupdf.layout`` or
+    ``import pymupdf4llm`` loads them as usual (see :func:`load_pymupdf_layout`), and a process that
+    imported PyMuPDF before this package keeps what it loaded. One thing stays off where this package
+    imported PyMuPDF first: PyMuPDF 2.0's ``Document.to_markdown`` shortcut reports pymupdf4llm missing
+    (call ``pymupdf4llm.to_markdown(document)`` instead).
+    """
+    if "pymupdf" not in sys.modules:
+        with _PYMUPDF_IMPORT_LOCK:
+            if "pymupdf" not in sys.modules:
+                blocked = [name for name in _PYMUPDF_ADD_ONS if name not in sys.modules]
+                for name in blocked:
+                    sys.modules[name] = None  # type: ignore[assignment]
+                try:
+                    import pymupdf
+                finally:
+                    for name in blocked:
+                        if name in sys.modules and sys.modules[name] is None:
+                            del sys.modules[name]
+    import pymupdf
+
+    return pymupdf
+
+
+def load_pymupdf_layout() -> ModuleType:
+    """PyMuPDF's layout model, imported and active: what the table finder's ``use_layout`` and
+    ``Page.get_layout`` need (about a second, and onnxruntime, the first time in a process).
+
+    Raises:
+        UnsupportedFormatError: the installed PyMuPDF has no layout model (PyMuPDF 1.x without
+            pymupdf-layout).
+    """
+    load_pymupdf()
+    try:
+        import pymupdf.layout
+    except ImportError as exc:
+        raise UnsupportedFormatError(
+            "PyMuPDF's layout analysis needs PyMuPDF 2 (or pymupdf-layout with PyMuPDF 1.x); "
+            "install it with pip install 'pymupdf>=2'."
+        ) from exc
+    # Importing activates it; again in case pymupdf4llm.use_layout(False) switched it off since.
+    pymupdf.layout.activate()
+    return pymupdf.layout
+
+
 def describe_source(source: PdfSource) -> str:
     """How messages name a PDF source: its quoted path, or "The PDF stream"."""
     if isinstance(source, (str, os.PathLike)):
@@ -70,7 +138,7 @@ def describe_source(source: PdfSource) -> str:
 @contextmanager
 def pdf_errors(name: str) -> Iterator[None]:
     """Translate PyMuPDF's errors inside the block into ``DocumentLoadError`` naming the document."""
-    import pymupdf
+    pymupdf = load_pymupdf()
 
     try:
         yield
@@ -82,7 +150,7 @@ def pdf_errors(name: str) -> Iterator[None]:
 
 def _mupdf_errors() -> tuple[type[Exception], ...]:
     """What PyMuPDF raises for data it cannot handle (MuPDF's own errors are not RuntimeErrors)."""
-    import pymupdf
+    pymupdf = load_pymupdf()
 
     return (pymupdf.mupdf.FzErrorBase, RuntimeError, ValueError)
 
@@ -124,7 +192,7 @@ def open_pdf(
     Warns:
         PageIndexWarning: the file was damaged and MuPDF repaired it (some text may be missing).
     """
-    import pymupdf
+    pymupdf = load_pymupdf()
 
     name = name or describe_source(source)
     data = read_pdf_bytes(source, name)
@@ -163,12 +231,16 @@ def open_pdf(
             document.close()
 
 
-def find_tables(page: Any) -> list[Any]:
+def find_tables(page: Any, *, use_layout: bool = False) -> list[Any]:
     """PyMuPDF's tables on a page (call while holding ``PYMUPDF_LOCK``).
 
     PyMuPDF 2 gates its finder by a layout model by default: slower, and on a plain ruled grid it adds
-    empty columns. The finder's own line analysis is used instead where the option exists.
+    empty columns. The finder's own line analysis is used instead where the option exists, unless
+    ``use_layout`` asks for the gate (which loads the layout model: see :func:`load_pymupdf_layout`).
     """
+    if use_layout:
+        load_pymupdf_layout()
+        return list(page.find_tables(use_layout=True).tables)
     try:
         found = page.find_tables(use_layout=False)
     except TypeError:  # PyMuPDF before 2.0 has no layout gate
@@ -272,7 +344,7 @@ def page_matrix(page: Any, dpi: int, limits: ImageLimits = DEFAULT_IMAGE_LIMITS)
 
     Boxes a model gives on the image map back through the image's size, so a reduced page keeps them right.
     """
-    import pymupdf
+    pymupdf = load_pymupdf()
 
     rect = page.rect
     zoom = limits.scale(rect.width, rect.height, dpi / 72, rounding=1.0)
@@ -293,7 +365,7 @@ def pixmap_png(pixmap: Any) -> bytes | None:
     Returns:
         None for a pixmap without colours (a stencil mask: only the page shows what it paints).
     """
-    import pymupdf
+    pymupdf = load_pymupdf()
 
     if pixmap.colorspace is None:
         return None
@@ -308,7 +380,7 @@ def pixmap_png(pixmap: Any) -> bytes | None:
 def _draw_picture(page: Any, clip: Sequence[float], width: int, height: int) -> bytes:
     """The part of the page a picture covers, drawn no finer than the picture's own resolution and within
     ``MAX_PICTURE_SIDE`` and ``MAX_PICTURE_PIXELS`` (MuPDF decodes a picture drawn smaller subsampled)."""
-    import pymupdf
+    pymupdf = load_pymupdf()
 
     area = pymupdf.Rect(clip) & page.rect
     if area.is_empty:
@@ -351,7 +423,7 @@ def picture_png(
         PageIndexWarning: the picture cannot be read (its data are broken or of a kind MuPDF does not
             decode); it is left out and the page is kept.
     """
-    import pymupdf
+    pymupdf = load_pymupdf()
 
     fits = max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
     try:

@@ -18,6 +18,7 @@ from .pdf import (
     PdfSource,
     describe_source,
     find_tables,
+    load_pymupdf,
     open_pdf,
     pdf_errors,
     read_pdf_bytes,
@@ -28,7 +29,7 @@ __all__ = ["read_pdf_pages"]
 
 
 def _text_flags() -> int:
-    import pymupdf
+    pymupdf = load_pymupdf()
 
     # Ligatures ("ﬁ", "ﬂ") become their letters: "definitions" is found where a PDF drew "deﬁnitions".
     return int(pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES)

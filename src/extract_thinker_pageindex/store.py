@@ -90,8 +90,9 @@ def _exchange(a: Path, b: Path) -> bool:
     return result == 0
 
 
-def _replaceable(target: Path) -> str | None:
-    """Why an existing ``target`` must not be replaced by a save, or None when it may be.
+def _replaceable(target: Path, found: dict[str, Any] | None = None) -> str | None:
+    """Why an existing ``target`` must not be replaced by a save, or None when it may be (then ``found``,
+    when given, receives the existing index's ``document.json`` fields, for :func:`_source_of`).
 
     Only what a save itself writes is ever replaced: an empty directory, or a directory whose name ends
     in ``.pageindex`` and which holds ``document.json`` (a JSON object with a ``format_version``, of any
@@ -130,6 +131,20 @@ def _replaceable(target: Path) -> str | None:
         return f"its {DOCUMENT_FILE} is not a page index"
     if not isinstance(data, dict) or "format_version" not in data or not isinstance(data.get("pages"), list):
         return f"its {DOCUMENT_FILE} is not a page index"
+    if found is not None:
+        found.update(data)
+    return None
+
+
+def _source_of(fields: dict[str, Any]) -> str | None:
+    """The file an index was built from, as its ``document.json`` says: ``source_file`` (format 1.2), or
+    for an older index its name and extension (``report`` + ``pdf``); None when it cannot tell."""
+    source = fields.get("source_file")
+    if isinstance(source, str):
+        return source
+    name, extension = fields.get("name"), fields.get("extension")
+    if isinstance(name, str) and isinstance(extension, str) and extension:
+        return f"{name}.{extension}"
     return None
 
 
@@ -160,14 +175,30 @@ def _remove_stale_staging(target: Path) -> None:
                 continue
 
 
-def _check_replaceable(target: Path) -> None:
+def _check_replaceable(target: Path, document: Document | None = None) -> None:
+    """Refuse to replace ``target`` unless it is a page index (or an empty folder) and, with ``document``,
+    unless that index was built from the same file as ``document`` (or one cannot tell).
+
+    Raises:
+        OutputExistsError: ``target`` is something else, or the index of another file.
+    """
     if not os.path.lexists(target):
         return
-    reason = _replaceable(target)
+    existing: dict[str, Any] = {}
+    reason = _replaceable(target, existing)
     if reason is not None:
         raise OutputExistsError(
             f"{str(target)!r} exists and is not a page index directory ({reason}), so it is not "
             "replaced; choose another output path."
+        )
+    if document is None or document.source_file is None:
+        return
+    theirs = _source_of(existing)
+    if theirs is not None and theirs != document.source_file:
+        raise OutputExistsError(
+            f"{str(target)!r} holds the page index of {theirs!r}, not of {document.source_file!r}, so it is "
+            "not replaced. Choose another output (output= in Python, -o on the command line), or replace "
+            "it: overwrite=True (--force)."
         )
 
 
@@ -230,7 +261,7 @@ def _swap_in(staging: Path, target: Path) -> None:
     raise OSError(errno.EBUSY, f"{str(target)!r} kept changing while it was replaced")
 
 
-def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
+def save_index(document: Document, output: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
     """Write a document to a ``.pageindex`` directory, replacing an existing index atomically.
 
     Image and table nodes that carry ``image_data`` are written to ``images/<node-id>.png`` and get
@@ -239,6 +270,8 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     Args:
         document: The document to save.
         output: The directory to write (conventionally ``<name>.pageindex``).
+        overwrite: Replace an index built from another file (``report.md`` saved where the index of
+            ``report.pdf`` is). An index of the same file is always replaced.
 
     Returns:
         The output path.
@@ -246,7 +279,8 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     Raises:
         OutputExistsError: ``output`` exists and is not recognisably a page index: only an empty
             directory, or a ``*.pageindex`` directory holding nothing but ``document.json`` and
-            ``images/*.png``, is replaced. Nothing else is ever deleted.
+            ``images/*.png``, is replaced. Nothing else is ever deleted. Also when ``output`` holds the
+            index of another source file, without ``overwrite=True``.
         OutputWriteError: the index cannot be written (a read-only folder, index or file system, a full
             disk; ``errno`` is the system's, the ``OSError`` its ``__cause__``): an index already there
             is left as it was, and no staging or new folder is left behind.
@@ -257,7 +291,7 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     check_path(output, error=InvalidOptionError)
     target = Path(output)
     try:
-        _save(document, target)
+        _save(document, target, overwrite=overwrite)
     except PageIndexError:
         raise
     except OSError as exc:
@@ -265,9 +299,9 @@ def save_index(document: Document, output: str | os.PathLike[str]) -> Path:
     return target
 
 
-def _save(document: Document, target: Path) -> None:
+def _save(document: Document, target: Path, *, overwrite: bool) -> None:
     """``save_index`` without the translation of the operating system's errors."""
-    _check_replaceable(target)
+    _check_replaceable(target, None if overwrite else document)
     try:
         created = _make_parents(target.parent)
     except (FileExistsError, NotADirectoryError) as exc:
@@ -477,13 +511,19 @@ def load_index(path: str | os.PathLike[str]) -> Document:
 
 
 def index_document(
-    path: str | os.PathLike[str], output: str | os.PathLike[str] | None = None, **options: Any
+    path: str | os.PathLike[str],
+    output: str | os.PathLike[str] | None = None,
+    *,
+    overwrite: bool = False,
+    **options: Any,
 ) -> tuple[Document, Path]:
     """Build the page index of a file and save it as ``<name>.pageindex/``.
 
     Args:
         path: The source file.
         output: Where to write the index directory; defaults to ``<stem>.pageindex`` beside the source.
+        overwrite: Replace an index of another file found at the output (``report.md`` and
+            ``report.pdf`` both default to ``report.pageindex``); see :func:`save_index`.
         **options: Passed to :func:`build_index` (``strategy``, ``pages``, ``model``, ...).
 
     Returns:
@@ -497,7 +537,10 @@ def index_document(
 
     if output is None and not os.path.isfile(path) and options.get("content_type") is not None:
         raise InvalidOptionError("index_document() needs output= when the source is a string, not a file.")
-    document = build_index(path, **options)
     target = Path(output) if output is not None else default_output_path(path)
-    save_index(document, target)
+    if not overwrite and os.path.isfile(path):
+        # Refused before the build: no model call is paid for an index that would not be saved.
+        _check_replaceable(target, Document(name=Path(path).stem, source_file=Path(path).name))
+    document = build_index(path, **options)
+    save_index(document, target, overwrite=overwrite)
     return document, target

@@ -1,4 +1,5 @@
-"""Text made safe to print: a document's or a file name's control characters are shown, never obeyed.
+"""Text made safe to print (a document's or a file name's control characters are shown, never obeyed),
+and the command line's progress display.
 
 Titles, authors, TOC entries and abstracts come from the documents indexed, file names from the file
 system and error messages often quote both. Printed as they are, an escape sequence in a PDF's title
@@ -12,7 +13,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-__all__ = ["safe_text"]
+__all__ = ["progress_bar", "safe_text"]
 
 # C0 controls (ESC included) but tab and newline, DEL, C1 controls, the bidirectional formatting
 # characters (marks, embeddings, overrides, isolates), the line and paragraph separators and surrogates.
@@ -66,3 +67,24 @@ def text_cell(value: object) -> Any:
     from rich.text import Text
 
     return Text(safe_text(value, newlines=False))
+
+
+def progress_bar(stderr: Any) -> Any:
+    """The command line's progress display (``index``, ``index --engine``, ``view``): a line per task with
+    its bar, done/total and the time taken. It goes to standard error and only to a terminal, so standard
+    output stays clean for scripts, and is gone once done.
+
+    Args:
+        stderr: A rich ``Console`` on standard error.
+    """
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=stderr,
+        transient=True,
+        disable=not stderr.is_terminal,
+    )

@@ -11,6 +11,7 @@ import os
 import shutil
 import uuid
 import warnings
+from collections.abc import Sequence
 from io import BytesIO
 from pathlib import Path
 from typing import Any, ClassVar
@@ -137,10 +138,36 @@ class DocumentLoaderPageIndex(DocumentLoader):
         Raises:
             Whatever :func:`build_index` raises for the source (DocumentLoadError, ModelRequiredError...).
         """
+        return self._load(source, images=self.vision_mode)
+
+    def load_text(self, source: Any) -> list[dict[str, Any]]:
+        """The pages as :meth:`load` gives them, without images whatever the vision mode: the first step of
+        a two-step load (:class:`DocumentLoaderRAG` draws only the pages it keeps, with
+        :meth:`page_images`).
+
+        Raises:
+            As :meth:`load`.
+        """
+        return self._load(source, images=False)
+
+    def page_images(self, source: Any, page_numbers: Sequence[int]) -> dict[int, bytes]:
+        """The PNG images :meth:`load` attaches in vision mode, of the pages numbered ``page_numbers``
+        (1-based) only. Drawn from the source itself: the page index is not needed for them.
+
+        Raises:
+            DocumentLoadError: the source cannot be read.
+        """
+        data, content_type, _, _ = _read(source)
+        return {
+            index + 1: png
+            for index, png in self._images(data, content_type, [n - 1 for n in page_numbers]).items()
+        }
+
+    def _load(self, source: Any, *, images: bool) -> list[dict[str, Any]]:
         document, data, content_type = self._document(source)
         self.last_document = document
         sections = page_sections(document)
-        images = self._images(document, data, content_type) if self.vision_mode else {}
+        drawn = self._images(data, content_type, [page.index for page in document.pages]) if images else {}
         pages = []
         for page in document.pages:
             text = page_markdown(page)
@@ -153,19 +180,24 @@ class DocumentLoaderPageIndex(DocumentLoader):
                 "section_descriptions": descriptions,
                 "nodes": [node.model_dump(exclude={"image_data"}) for node in page.nodes],
             }
-            if page.index in images:
-                item["image"] = images[page.index]
+            if page.index in drawn:
+                item["image"] = drawn[page.index]
             pages.append(item)
         return pages
 
-    def _images(self, document: Document, data: bytes, content_type: str | None) -> dict[int, bytes]:
+    def _images(self, data: bytes, content_type: str | None, indices: Sequence[int]) -> dict[int, bytes]:
+        """PNG images of the pages at 0-based ``indices`` of a PDF or image source (none for text)."""
         if content_type == "pdf":
             from ..pdf import PYMUPDF_LOCK, open_pdf, render_page_png
 
             dpi = int(self.options.get("dpi", 150))
             with open_pdf(data, password=self.options.get("password")) as pdf, PYMUPDF_LOCK:
-                return {page.index: render_page_png(pdf[page.index], dpi) for page in document.pages}
-        if content_type == "image":
+                return {
+                    index: render_page_png(pdf[index], dpi)
+                    for index in dict.fromkeys(indices)
+                    if 0 <= index < pdf.page_count
+                }
+        if content_type == "image" and 0 in indices:
             from ..strategies.page_images import image_page
 
             return {0: image_page(data, "The image").png}  # bounded and turned upright, as the model saw it

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from io import BytesIO
 from typing import Any, ClassVar
 
@@ -99,6 +100,36 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
             image_dpi=self.dpi if self.vision_mode else None,
             ocr=self.ocr,
         )
+
+    def load_text(self, source: PdfSource) -> list[dict[str, Any]]:
+        """The pages as :meth:`load` gives them, without images whatever the vision mode: the first step of
+        a two-step load (:class:`DocumentLoaderRAG` renders only the pages it keeps, with
+        :meth:`page_images`).
+
+        Raises:
+            As :meth:`load`.
+        """
+        return read_pdf_pages(
+            source, pages=self.pages, password=self.password, tables=self.tables, image_dpi=None, ocr=self.ocr
+        )
+
+    def page_images(self, source: PdfSource, page_numbers: Sequence[int]) -> dict[int, bytes]:
+        """The PNG images :meth:`load` attaches in vision mode, of the pages numbered ``page_numbers``
+        (1-based, as in the PDF) only.
+
+        Raises:
+            DocumentLoadError: the file cannot be read (as :meth:`load`).
+        """
+        from ..pdf import PYMUPDF_LOCK, open_pdf, render_page_png
+
+        if isinstance(source, BytesIO):
+            source.seek(0)
+        with open_pdf(source, password=self.password) as document, PYMUPDF_LOCK:
+            return {
+                number: render_page_png(document[number - 1], self.dpi)
+                for number in dict.fromkeys(page_numbers)
+                if 1 <= number <= document.page_count
+            }
 
     def can_handle(self, source: str | BytesIO) -> bool:
         """Whether this loader reads the source: an existing file with a supported extension, or a stream.

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model import Page
+from ..model import Page, TocEntry
 
-__all__ = ["restrict_pages"]
+__all__ = ["restrict_pages", "restrict_toc"]
 
 
 def restrict_pages(pages: Sequence[Page], selected: set[int] | None) -> list[Page]:
@@ -36,4 +36,26 @@ def restrict_pages(pages: Sequence[Page], selected: set[int] | None) -> list[Pag
                 parent = parent_of.get(parent)
             nodes.append(node if parent == node.parent_id else node.model_copy(update={"parent_id": parent}))
         result.append(Page(index=page.index, nodes=nodes, origin=page.origin))
+    return result
+
+
+def restrict_toc(toc: Sequence[TocEntry], selected: set[int] | None) -> list[TocEntry]:
+    """Keep the TOC entries that lead to a selected page (or to no page); an entry whose parent is left
+    out moves under the nearest kept ancestor, so the tree stays whole.
+
+    Args:
+        toc: The TOC entries, parents before their children.
+        selected: 0-based indices of the pages kept, or ``None`` for all.
+    """
+    if selected is None:
+        return list(toc)
+    parent_of = {entry.id: entry.parent_id for entry in toc}
+    kept = [entry for entry in toc if entry.target_page is None or entry.target_page in selected]
+    kept_ids = {entry.id for entry in kept}
+    result = []
+    for entry in kept:
+        parent = entry.parent_id
+        while parent is not None and parent not in kept_ids:
+            parent = parent_of.get(parent)
+        result.append(entry if parent == entry.parent_id else entry.model_copy(update={"parent_id": parent}))
     return result

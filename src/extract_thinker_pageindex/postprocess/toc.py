@@ -84,12 +84,23 @@ def comparable_title(text: str) -> str:
     return " ".join(re.sub(r"[\W_]+", " ", text.lower()).split())
 
 
+#: How far (in pages) a matching section may lie from the page an entry's printed number maps to.
+MAX_PAGE_DRIFT = 3
+
+
+def _printed_number(entry: TocEntryNode) -> int | None:
+    printed = (entry.printed_page or "").strip()
+    return int(printed) if printed.isdecimal() else None
+
+
 def toc_from_entries(entries: Sequence[tuple[int, TocEntryNode]], pages: Sequence[Page]) -> list[TocEntry]:
     """The TOC read from printed contents pages, as a tree linked to sections and physical pages.
 
-    Each entry is linked to the section whose title matches it best (rapidfuzz ratio >= 85 on
-    :func:`comparable_title`). Printed page numbers are mapped to physical page indices by the offset
-    that most linked entries agree on, which places the entries that matched no section too.
+    Printed page numbers are mapped to physical page indices by the offset that most entries' best title
+    matches agree on (rapidfuzz ratio >= 85 on :func:`comparable_title`). Each entry is then linked to the
+    matching section nearest the page its printed number maps to, and left unlinked when every match is
+    more than ``MAX_PAGE_DRIFT`` pages away from it (a section of the same name elsewhere); an entry
+    without a printed number takes its best match. Unlinked entries are placed by the offset.
 
     Args:
         entries: ``(page index where printed, entry)`` in reading order.
@@ -109,19 +120,42 @@ def toc_from_entries(entries: Sequence[tuple[int, TocEntryNode]], pages: Sequenc
                 sections.append((comparable_title(titles[node.id]), node.id, page.index))
     choices = [item[0] for item in sections]
 
-    linked: list[tuple[str | None, int | None]] = []
+    # Every section whose title matches each entry (best first); the offset from printed to physical pages
+    # is the one most entries' best matches agree on.
+    candidates: list[list[tuple[float, int]]] = []  # per entry: (score, position in sections)
     offsets: Counter[int] = Counter()
     for _, entry in entries:
-        match = process.extractOne(comparable_title(entry.title), choices, scorer=fuzz.ratio, score_cutoff=85)
-        if match is None:
-            linked.append((None, None))
-            continue
-        _, section_id, page_index = sections[match[2]]
-        linked.append((section_id, page_index))
-        if entry.printed_page is not None and entry.printed_page.strip().isdecimal():
-            offsets[page_index - int(entry.printed_page)] += 1
+        found = process.extract(
+            comparable_title(entry.title), choices, scorer=fuzz.ratio, score_cutoff=85, limit=None
+        )
+        ranked = sorted(
+            ((score, position) for _, score, position in found), key=lambda item: (-item[0], item[1])
+        )
+        candidates.append(ranked)
+        number = _printed_number(entry)
+        if ranked and number is not None:
+            offsets[sections[ranked[0][1]][2] - number] += 1
     offset = offsets.most_common(1)[0][0] if offsets else None
     page_indices = {page.index for page in pages}
+
+    # An entry is linked to the matching section nearest the page its printed number maps to: "Other
+    # Information" is a heading of the business section as well as Item 9B's title, 115 pages later. A
+    # match far from that page (over MAX_PAGE_DRIFT) is another section of the same name: not linked.
+    linked: list[tuple[str | None, int | None]] = []
+    for (_, entry), ranked in zip(entries, candidates, strict=True):
+        number = _printed_number(entry)
+        if ranked and offset is not None and number is not None:
+            expected = number + offset
+            _, position = min(ranked, key=lambda item: (abs(sections[item[1]][2] - expected), -item[0]))
+            if abs(sections[position][2] - expected) > MAX_PAGE_DRIFT:
+                linked.append((None, None))
+                continue
+        elif ranked:
+            position = ranked[0][1]
+        else:
+            linked.append((None, None))
+            continue
+        linked.append((sections[position][1], sections[position][2]))
 
     result: list[TocEntry] = []
     stack: list[tuple[int, str]] = []

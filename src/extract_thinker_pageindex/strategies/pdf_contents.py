@@ -183,8 +183,12 @@ def printed_toc_entries(pages: Sequence[PageLines], page_count: int | None = Non
         for position, line in enumerate(page.lines):
             entry = entries.get(position)
             if entry is not None:
-                if sum(char.isalpha() for char in entry.title) >= 2:
-                    found.append((page.index, entry.title, entry.page, entry.x))
+                title, x = entry.title, entry.x
+                above = _wrapped_from(page.lines, position, entries)
+                if above is not None:  # a long title wraps: its page number is on its last line
+                    title, x = f"{' '.join(above.text.split())} {title}", above.bbox[0]
+                if sum(char.isalpha() for char in title) >= 2:
+                    found.append((page.index, title, entry.page, x))
             elif _NUMBERED_PART.match(line.text) and len(line.text.split()) <= 12:
                 title = _PAGE_HEADER.sub("", line.text).strip()  # "PART I Page": the column's header
                 found.append((page.index, title, None, line.bbox[0]))
@@ -202,6 +206,21 @@ def printed_toc_entries(pages: Sequence[PageLines], page_count: int | None = Non
             )
         )
     return result
+
+
+def _wrapped_from(lines: Sequence[Line], position: int, entries: dict[int, ContentsEntry]) -> Line | None:
+    """The line an entry's title starts on when the title wraps: the line right above it, not an entry
+    itself (it has no page number), not a PART line or the contents title, with the entry's line
+    indented under it and no gap between them."""
+    if position == 0 or position - 1 in entries:
+        return None
+    above, line = lines[position - 1], lines[position]
+    if _NUMBERED_PART.match(above.text) or is_contents_line(above) or _ALONE.match(above.text):
+        return None
+    height = line.bbox[3] - line.bbox[1]
+    gap = line.bbox[1] - above.bbox[3]
+    indented = line.bbox[0] > above.bbox[0] + 2
+    return above if indented and -0.5 * height <= gap <= 0.5 * height else None
 
 
 def is_contents_line(line: Line) -> bool:

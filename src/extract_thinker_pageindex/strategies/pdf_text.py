@@ -48,12 +48,12 @@ from .pdf_contents import printed_toc_entries
 from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
 from .pdf_structure import (
     BULLET,
-    FILENAME_TITLE,
     detect_headings,
     find_running_lines,
     normalise_title,
     outline_headings,
 )
+from .pdf_title import pdf_title
 
 __all__ = ["PdfTextResult", "normalise_title", "parse_pdf_text", "pdf_date", "read_outline"]
 
@@ -547,9 +547,7 @@ def parse_pdf_text(
             linked = sum(1 for entry in candidate if entry.target_section_id is not None)
             if linked >= max(3, 0.5 * len(candidate)):
                 toc = candidate
-    title = (metadata.get("title") or "").strip() or None
-    if title is not None and FILENAME_TITLE.search(title):
-        title = None
+    title = pdf_title(metadata.get("title"), read)
     return PdfTextResult(
         pages=result_pages,
         toc=toc,

@@ -98,6 +98,7 @@ def view_index(
     embed_images: bool = False,
     dpi: int = 96,
     password: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Path:
     """Write an HTML view of a saved page index: its TOC tree, and each page's picture with every node's
     box drawn on it, coloured by type; with ``query``, the best pages for it and the query's words on them.
@@ -120,6 +121,9 @@ def view_index(
             large one for a long document).
         dpi: Resolution of PDF page pictures.
         password: Password of an encrypted PDF source.
+        progress: Called as ``progress(done, total)`` with ``done`` 0 once the index is read, then after
+            each page is drawn (its picture rendered and encoded, or its text laid out): drawing is most
+            of the time a long document's view takes.
 
     Returns:
         The path of the HTML file written.
@@ -165,6 +169,8 @@ def view_index(
                 raise
             missing_source = str(exc)
     check_output(target, index_root=root, source_path=source_path or source_beside(document, root))
+    if progress is not None:
+        progress(0, len(document.pages))
 
     # Staged beside the output, so publishing is a rename on one file system; see output.py.
     with staged_view(target) as staging:
@@ -174,9 +180,9 @@ def view_index(
 
                 with open_pictures(source_path, kind, dpi=dpi, password=password) as pictures:
                     _check_pages(document, pictures, source_path)
-                    pages = _picture_pages(document, pictures, result, staging, embed_images)
+                    pages = _picture_pages(document, pictures, result, staging, embed_images, progress)
             else:
-                pages = _text_pages(document, result, staging, embed_images)
+                pages = _text_pages(document, result, staging, embed_images, progress)
             # Inside the query's block: marking the snippets' words asks its retriever for their tokens.
             pieces = html_pieces(
                 document,
@@ -262,6 +268,7 @@ def _picture_pages(
     result: QueryResult | None,
     staging: Staging,
     embed_images: bool,
+    progress: Callable[[int, int], None] | None,
 ) -> list[PageView]:
     pages = []
     for page in document.pages:
@@ -276,6 +283,8 @@ def _picture_pages(
         if matched and result is not None:
             view.hits = _word_hits(picture, result)
         pages.append(view)
+        if progress is not None:
+            progress(len(pages), len(document.pages))
     return pages
 
 
@@ -320,7 +329,11 @@ def _has_text_boxes(document: Document) -> bool:
 
 
 def _text_pages(
-    document: Document, result: QueryResult | None, staging: Staging, embed_images: bool
+    document: Document,
+    result: QueryResult | None,
+    staging: Staging,
+    embed_images: bool,
+    progress: Callable[[int, int], None] | None,
 ) -> list[PageView]:
     """Pages shown as text blocks, with the pictures the index saved for its image and table nodes."""
     import base64
@@ -339,4 +352,6 @@ def _text_pages(
                 # Node ids are safe file names (the model checks them), and never the folder's mark.
                 shown.picture = staging.add_picture(f"{shown.id}.png", data)
         pages.append(view)
+        if progress is not None:
+            progress(len(pages), len(document.pages))
     return pages

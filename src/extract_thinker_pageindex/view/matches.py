@@ -23,7 +23,7 @@ DOC_ID = "view"
 @dataclass(frozen=True)
 class Match:
     """A page found for the query: its 0-based index, its score (as ``search`` prints it) and a snippet
-    with the matched words in ``[`` ``]``."""
+    of its text, plain (see :func:`~.snippets.plain_snippet`), with the matched words in ``[`` ``]``."""
 
     page_index: int
     score: float
@@ -70,20 +70,23 @@ def run_query(document: Document, query: str, *, max_pages: int) -> Iterator[Que
         InvalidOptionError: the query has no searchable words, or ``max_pages`` is below 1.
     """
     from ..render import page_texts
+    from ..retrieval.page_text import page_text_fields
     from ..retrieval.sqlite import SQLitePageRetriever, require_query_words
+    from .snippets import SNIPPET_WORDS, plain_snippet
 
-    require_query_words(query)
+    words = require_query_words(query)
+    texts = page_texts(document)
     with SQLitePageRetriever() as retriever:
-        retriever.index(DOC_ID, page_texts(document))
+        retriever.index(DOC_ID, texts)
         found = retriever.search(DOC_ID, query, max_pages=max_pages)
-        matches = [
-            Match(
-                match.page_number - 1,
-                match.score,
-                retriever.snippet(DOC_ID, match.page_number, query),
-            )
-            for match in found
-        ]
+        matches = []
+        for match in found:
+            # The extract with its lines, not ``snippet()``'s one line: the page's Markdown marks are
+            # only told from its own punctuation line by line.
+            fragment = retriever._highlight(DOC_ID, match.page_number, words, SNIPPET_WORDS)
+            titles = page_text_fields(texts[match.page_number - 1])[1].splitlines()
+            snippet = plain_snippet(fragment, titles=titles)
+            matches.append(Match(match.page_number - 1, match.score, snippet))
         stems = retriever._stem(retriever.plan(query).words)
         yield QueryResult(
             query,

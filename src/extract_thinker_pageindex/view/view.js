@@ -126,7 +126,8 @@
     selected = null;
   });
 
-  function go(pageNumber, box) {
+  // Go to a page (and a box on it); the address then names the page, unless `remember` is false.
+  function go(pageNumber, box, remember = true) {
     const section = document.getElementById("page-" + pageNumber);
     if (!section) return false;
     build(section);
@@ -145,9 +146,29 @@
       target.classList.add("flash");
       target.scrollIntoView({ block: "center" });
     } else {
-      section.scrollIntoView({ block: "start" });
+      section.scrollIntoView({ block: "start" }); // below the top edge by the section's scroll-margin
     }
-    history.replaceState(null, "", "#page-" + pageNumber);
+    if (remember) history.replaceState(null, "", "#page-" + pageNumber);
+    return true;
+  }
+
+  // The query's first word on a page: the topmost yellow box on a picture, the first mark in text.
+  function firstHit(section) {
+    let first = null;
+    for (const hit of section.querySelectorAll(".sheet .hit, .sheet.text mark")) {
+      if (!first || hit.getBoundingClientRect().top < first.getBoundingClientRect().top) first = hit;
+    }
+    return first;
+  }
+
+  // A match: its page from the top, label and all; and if its first marked word is then below the
+  // screen, that word in the middle of it (the page's label stays at the top, where it sticks).
+  function goMatch(pageNumber, remember = true) {
+    if (!go(pageNumber, null, remember)) return false;
+    const hit = firstHit(document.getElementById("page-" + pageNumber));
+    if (hit && hit.getBoundingClientRect().bottom > window.innerHeight) {
+      hit.scrollIntoView({ block: "center" });
+    }
     return true;
   }
 
@@ -158,7 +179,8 @@
     const box = link.dataset.box ? link.dataset.box.split(",").map(Number) : null;
     document.querySelectorAll(".toc-link.active").forEach((active) => active.classList.remove("active"));
     if (link.classList.contains("toc-link")) link.classList.add("active");
-    go(Number(link.dataset.goto), box);
+    if (link.closest("#matches")) goMatch(Number(link.dataset.goto));
+    else go(Number(link.dataset.goto), box);
   });
 
   document.querySelectorAll("#legend input[data-type]").forEach((input) => {
@@ -167,8 +189,17 @@
     });
   });
 
-  if (location.hash.startsWith("#page-")) go(Number(location.hash.slice(6)), null);
+  // A page named in the address is shown; else a view made with a query opens at its best match that
+  // is in the index (the first link of the list, which is in rank order). The address is left as it is:
+  // a page named in it is scrolled to again by the browser once the pictures are in, undoing the move
+  // to the match's word.
+  if (location.hash.startsWith("#page-")) {
+    go(Number(location.hash.slice(6)), null);
+  } else {
+    const best = document.querySelector("#matches li.match a[data-goto]");
+    if (best) goMatch(Number(best.dataset.goto), false);
+  }
 
-  // For scripts and tests: draw a page's boxes now, or go to a page (and a box on it).
-  window.pageIndexView = { build: (n) => build(document.getElementById("page-" + n)), go, data };
+  // For scripts and tests: draw a page's boxes now, or go to a page (and a box on it), or to a match.
+  window.pageIndexView = { build: (n) => build(document.getElementById("page-" + n)), go, goMatch, data };
 })();
