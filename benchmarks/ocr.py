@@ -14,7 +14,7 @@ Printed, in order:
 
 - Word quality: ``--pages`` pages per eval set (one each from documents evenly spaced through the set, a
   random page of each, seeded; pages with at least 50 words of text layer), each scanned and read by every
-  engine of ``--engines``: this package's Tesseract and RapidOCR (``ocr.engines.ocr_page_blocks`` +
+  engine of ``--engines``: this package's Tesseract and RapidOCR (``ocr.engines.read_page`` +
   ``plain_text``) and pymupdf4llm's ``to_markdown(force_ocr=True)`` with its Tesseract OCR function as a
   peer (its RapidOCR-detection plus Tesseract mode is probed first and reported as skipped when it
   fails). Word and number precision and recall against the page's own text layer (multisets of tokens
@@ -76,7 +76,7 @@ from retrieval import Question, load_questions
 
 import extract_thinker_pageindex
 from extract_thinker_pageindex import DocumentLoaderPyMuPDF, SQLitePageRetriever
-from extract_thinker_pageindex.ocr.engines import ocr_page_blocks, plain_text
+from extract_thinker_pageindex.ocr import engines
 from extract_thinker_pageindex.ocr.settings import DEFAULT_OCR_DPI, ocr_settings
 from extract_thinker_pageindex.ocr.tessdata import find_tessdata
 
@@ -275,7 +275,7 @@ def read_page(engine: str, path: str, dpi: int) -> str:
     if engine in OURS:
         settings = ocr_settings(ocr="always", ocr_engine=engine, ocr_dpi=dpi, ocr_workers=1)
         with pymupdf.open(path) as document:
-            return plain_text(ocr_page_blocks(document[0], settings, threads=1))
+            return engines.plain_text(engines.read_page(document[0], settings, threads=1).blocks)
     import importlib
 
     import pymupdf4llm

@@ -54,6 +54,11 @@ def _page_text_with_tables(page: Any, tables: list[Any], flags: int) -> str:
             pieces.append((block[1], block[0], block[4].strip()))
     for table in tables:
         pieces.append((table.bbox[1], table.bbox[0], table.to_markdown(clean=False).strip()))
+    return _in_reading_order(pieces)
+
+
+def _in_reading_order(pieces: list[tuple[float, float, str]]) -> str:
+    """``(top, left, text)`` pieces of a page, top to bottom then left to right, a blank line apart."""
     pieces.sort(key=lambda piece: (round(piece[0], 1), piece[1]))
     return "\n\n".join(text for _, _, text in pieces if text)
 
@@ -197,5 +202,4 @@ def _ocr_text_with_tables(blocks: list[dict[str, Any]], tables: list[dict[str, A
             pieces.append((kept[0]["bbox"][1], kept[0]["bbox"][0], plain_text([{"lines": kept}]).strip()))
     for table in tables:
         pieces.append((table["bbox"][1], table["bbox"][0], markdown_table(table["rows"])))
-    pieces.sort(key=lambda piece: (round(piece[0], 1), piece[1]))
-    return "\n\n".join(text for _, _, text in pieces if text)
+    return _in_reading_order(pieces)

@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import OcrError
 from .settings import OcrSettings
 
-__all__ = ["MAX_OCR_PIXELS", "MAX_OCR_SIDE", "OcrRead", "ocr_page_blocks", "plain_text", "read_page"]
+__all__ = ["MAX_OCR_PIXELS", "MAX_OCR_SIDE", "OcrRead", "plain_text", "read_page"]
 
 #: Pages are drawn for OCR at most this large (a poster-size page at 300 dpi would be 30,000 pixels wide).
 MAX_OCR_SIDE = 7000
@@ -279,16 +279,6 @@ def read_page(page: Any, settings: OcrSettings, *, threads: int = 1) -> OcrRead:
         raise
     except Exception as exc:  # an engine's own failure on one page: the caller decides what it costs
         raise OcrError(f"{settings.engine} failed on page {page.number + 1}: {exc}") from exc
-
-
-def ocr_page_blocks(page: Any, settings: OcrSettings, *, threads: int = 1) -> list[dict[str, Any]]:
-    """The text of a PyMuPDF page read by the engine, as ``dict`` blocks in page points (see
-    :func:`read_page`).
-
-    Raises:
-        OcrError: the engine cannot run, or failed on the page.
-    """
-    return read_page(page, settings, threads=threads).blocks
 
 
 def plain_text(blocks: list[dict[str, Any]]) -> str:

@@ -31,6 +31,7 @@ __all__ = [
     "PageMatch",
     "PageRetriever",
     "PageRow",
+    "fold_leaders",
     "require_query_words",
 ]
 
@@ -87,7 +88,9 @@ class PageRetriever(Protocol):
 
     def doc_ids(self) -> list[str]: ...
 
-    def snippet(self, doc_id: str, page_number: int, query: str, *, words: int = 24) -> str: ...
+    def snippet(
+        self, doc_id: str, page_number: int, query: str, *, words: int = 24, lines: bool = False
+    ) -> str: ...
 
     def close(self) -> None: ...
 
@@ -336,8 +339,19 @@ class BasePageRetriever(ABC):
             return set()
         return self.profile.kinds_asked(query) & present
 
-    def snippet(self, doc_id: str, page_number: int, query: str, *, words: int = 24) -> str:
+    def snippet(
+        self, doc_id: str, page_number: int, query: str, *, words: int = 24, lines: bool = False
+    ) -> str:
         """A short extract of a page around the query's words, matched words wrapped in ``[`` ``]``.
+
+        Args:
+            doc_id: The document.
+            page_number: The page (1-based).
+            query: The words to find.
+            words: About how many words the extract holds (1 to 64).
+            lines: Give the extract as the indexed text holds it, line breaks and dot leaders kept (the
+                view tells the page's Markdown marks from its punctuation line by line), instead of one
+                line with dot leaders folded to ``…``.
 
         Returns:
             The extract; an empty string when the document or page is not indexed or holds none of the
@@ -354,8 +368,13 @@ class BasePageRetriever(ABC):
         if not terms or isinstance(page_number, bool) or not isinstance(page_number, int):
             return ""
         found = self._highlight(doc_id, page_number, terms, max(1, min(words, 64)))
-        # Dot leaders of tables of contents and statements say nothing; fold them.
-        return " ".join(_LEADERS.sub(" … ", found).split())
+        return found if lines else fold_leaders(found)
+
+
+def fold_leaders(text: str) -> str:
+    """Text on one line, its dot leaders (of tables of contents and statements: they say nothing) folded
+    to `` … ``."""
+    return " ".join(_LEADERS.sub(" … ", text).split())
 
 
 def check_doc_id(doc_id: object) -> None:

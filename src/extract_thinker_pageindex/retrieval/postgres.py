@@ -463,9 +463,12 @@ class PostgresPageRetriever(BasePageRetriever):
 
     search.__doc__ = BasePageRetriever.search.__doc__
 
-    def snippet(self, doc_id: str, page_number: int, query: str, *, words: int = 24) -> str:
+    def snippet(
+        self, doc_id: str, page_number: int, query: str, *, words: int = 24, lines: bool = False
+    ) -> str:
         return self._call(
-            "read", lambda: BasePageRetriever.snippet(self, doc_id, page_number, query, words=words)
+            "read",
+            lambda: BasePageRetriever.snippet(self, doc_id, page_number, query, words=words, lines=lines),
         )
 
     snippet.__doc__ = BasePageRetriever.snippet.__doc__

@@ -74,7 +74,7 @@ def run_query(document: Document, query: str, *, max_pages: int) -> Iterator[Que
     from ..retrieval.sqlite import SQLitePageRetriever, require_query_words
     from .snippets import SNIPPET_WORDS, plain_snippet
 
-    words = require_query_words(query)
+    require_query_words(query)
     texts = page_texts(document)
     with SQLitePageRetriever() as retriever:
         retriever.index(DOC_ID, texts)
@@ -83,7 +83,7 @@ def run_query(document: Document, query: str, *, max_pages: int) -> Iterator[Que
         for match in found:
             # The extract with its lines, not ``snippet()``'s one line: the page's Markdown marks are
             # only told from its own punctuation line by line.
-            fragment = retriever._highlight(DOC_ID, match.page_number, words, SNIPPET_WORDS)
+            fragment = retriever.snippet(DOC_ID, match.page_number, query, words=SNIPPET_WORDS, lines=True)
             titles = page_text_fields(texts[match.page_number - 1])[1].splitlines()
             snippet = plain_snippet(fragment, titles=titles)
             matches.append(Match(match.page_number - 1, match.score, snippet))

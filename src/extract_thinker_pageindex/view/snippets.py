@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection
 
+from ..retrieval.base import fold_leaders
 from ..retrieval.page_text import WORD
 
 __all__ = ["SNIPPET_WORDS", "plain_snippet"]
@@ -23,9 +24,6 @@ __all__ = ["SNIPPET_WORDS", "plain_snippet"]
 #: How many words a snippet holds (as ``search`` prints them).
 SNIPPET_WORDS = 24
 
-# Dot leaders of tables of contents and statements ("Revenue ........ 12") say nothing; folded, as the
-# retriever's own snippet does.
-_LEADERS = re.compile(r"(?:\s*\.){4,}")
 # The marks that open a line of the page's Markdown: headings, list bullets (any depth), quotes.
 _HEADING = re.compile(r"#{1,6}(?=\s|$)\s*")
 _LINE_MARK = re.compile(r"(?:[-*+](?=\s)|>)\s*")
@@ -57,7 +55,7 @@ def plain_snippet(fragment: str, *, titles: Collection[str] = ()) -> str:
     ``…`` of a cut extract are kept.
 
     Args:
-        fragment: The retriever's raw extract, newlines kept (``snippet()`` of SQLite FTS5).
+        fragment: The retriever's raw extract, newlines kept (``retriever.snippet(..., lines=True)``).
         titles: The titles of the page's sections, as the retriever indexed them: a line that is one (or,
             cut by the extract, its start or end) is a block of its own.
 
@@ -105,7 +103,7 @@ def plain_snippet(fragment: str, *, titles: Collection[str] = ()) -> str:
         if text:
             text += " " if text.endswith(_ENDS_SENTENCE) else " · "
         text += part
-    return " ".join(_LEADERS.sub(" … ", text).split())
+    return fold_leaders(text)  # as the retriever's own one-line snippet does
 
 
 def _table_row(line: str) -> bool:
