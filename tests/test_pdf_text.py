@@ -1262,3 +1262,31 @@ def test_a_wrapped_contents_entry_and_a_heading_named_twice_are_read_as_printed(
     assert (
         by_title["Item 9B. Other Information"].target_section_id == sections["Item 9B. Other Information"].id
     )
+
+
+def test_a_group_title_above_its_entries_is_not_read_as_a_wrapped_title(tmp_path: Path) -> None:
+    # A user guide's contents: "Essentials" has no page number and its entries sit under it at the
+    # indent every entry starts at; they are entries of their own, not the end of "Essentials ...".
+    document = pymupdf.open()
+    contents = document.new_page()
+    contents.insert_text((72, 72), "Contents", fontsize=16, fontname="hebo")
+    rows = [
+        (72, "Essentials", None),
+        (90, "Basic Gestures", 1),
+        (90, "Quick Switches", 2),
+        (72, "Smart Features", None),
+        (90, "Voice Control", 3),
+        (90, "Smart Scanning", 4),
+    ]
+    for number, (x, title, printed) in enumerate(rows):
+        text = title if printed is None else f"{title} {'.' * 30} {printed}"
+        contents.insert_text((x, 110 + 12 * number), text, fontsize=10, fontname="helv")
+    for title in ("Basic Gestures", "Quick Switches", "Voice Control", "Smart Scanning"):
+        page = document.new_page()
+        page.insert_text((72, 72), title, fontsize=14, fontname="hebo")
+        page.insert_text((72, 100), "How to use this feature of the phone.", fontsize=10, fontname="helv")
+    path = tmp_path / "guide.pdf"
+    document.save(path)
+
+    titles = [entry.title for entry in build_index(path, images=False).toc]
+    assert titles == ["Basic Gestures", "Quick Switches", "Voice Control", "Smart Scanning"]

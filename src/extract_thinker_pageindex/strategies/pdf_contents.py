@@ -211,7 +211,11 @@ def printed_toc_entries(pages: Sequence[PageLines], page_count: int | None = Non
 def _wrapped_from(lines: Sequence[Line], position: int, entries: dict[int, ContentsEntry]) -> Line | None:
     """The line an entry's title starts on when the title wraps: the line right above it, not an entry
     itself (it has no page number), not a PART line or the contents title, with the entry's line
-    indented under it and no gap between them."""
+    indented under it, no gap between them, and the entry's line starting where no other entry does.
+
+    A wrapped title's second line hangs at an indent of its own ("Item 5. Market for ... Stockholder" /
+    "    Securities 16"); a group title without a page number ("Essentials") has its entries below it at
+    the indent every entry of the group starts at, and they are entries of their own."""
     if position == 0 or position - 1 in entries:
         return None
     above, line = lines[position - 1], lines[position]
@@ -220,7 +224,8 @@ def _wrapped_from(lines: Sequence[Line], position: int, entries: dict[int, Conte
     height = line.bbox[3] - line.bbox[1]
     gap = line.bbox[1] - above.bbox[3]
     indented = line.bbox[0] > above.bbox[0] + 2
-    return above if indented and -0.5 * height <= gap <= 0.5 * height else None
+    shared = any(abs(entry.x - line.bbox[0]) <= 2 for other, entry in entries.items() if other != position)
+    return above if indented and not shared and -0.5 * height <= gap <= 0.5 * height else None
 
 
 def is_contents_line(line: Line) -> bool:
