@@ -14,12 +14,14 @@ Printed, in order:
 
 - Word quality: ``--pages`` pages per eval set (one each from documents evenly spaced through the set, a
   random page of each, seeded; pages with at least 50 words of text layer), each scanned and read by every
-  engine of ``--engines``: this package's Tesseract and RapidOCR (``ocr.engines.read_page`` +
-  ``plain_text``) and pymupdf4llm's ``to_markdown(force_ocr=True)`` with its Tesseract OCR function as a
-  peer (its RapidOCR-detection plus Tesseract mode is probed first and reported as skipped when it
-  fails). Word and number precision and recall against the page's own text layer (multisets of tokens
-  after NFKC and lower case; words are runs of letters and digits, numbers are numeric tokens such as
-  1,234.5, (12), $8,813 or 3.4%, with "$" and thousands commas dropped), pooled per set and overall, with
+  engine of ``--engines``: this package's Tesseract (run by tesserocr where installed), the same with
+  Tesseract run by the one inside PyMuPDF (``tesseract-mupdf``, what users without tesserocr get) and
+  RapidOCR (``ocr.engines.read_page`` + ``plain_text``) and pymupdf4llm's
+  ``to_markdown(force_ocr=True)`` with its Tesseract OCR function as a peer (its RapidOCR-detection
+  plus Tesseract mode is probed first and reported as skipped when it fails). Word and number precision
+  and recall against the page's own text layer (multisets of tokens after NFKC and lower case; words are
+  runs of letters and digits, numbers are numeric tokens such as 1,234.5, (12), $8,813 or 3.4%, with "$"
+  and thousands commas dropped), pooled per set and overall, with
   the per-page spread (min / median / max).
   CPU-seconds and wall seconds per page, each page read in a worker process (one per core, one thread
   each, warmed up first, as the package's own OCR workers run), and ratios to this package's Tesseract.
@@ -33,7 +35,7 @@ Printed, in order:
   scan's word recall against the original's content. Then the rank of the first evidence page per question.
 - The targets of the OCR issue next to the measured values, pass or fail.
 
-Usage: python benchmarks/ocr.py [DATA_DIR ...] [--pages 12] [--docs 4] [--engines tesseract,rapidocr,...]
+Usage: python benchmarks/ocr.py [DATA_DIR ...] [--pages 12] [--docs 8] [--engines tesseract,rapidocr,...]
        [--retrieval-engines tesseract] [--dpi 300] [--workers N] [--seed 7] [--cache DIR] [--refresh]
        [--json OUT]
 (each DATA_DIR holds pdfs/, and questions.jsonl for the retrieval part; default ../shared/eval/financebench,
@@ -77,7 +79,12 @@ from retrieval import Question, load_questions
 import extract_thinker_pageindex
 from extract_thinker_pageindex import DocumentLoaderPyMuPDF, SQLitePageRetriever
 from extract_thinker_pageindex.ocr import engines
-from extract_thinker_pageindex.ocr.settings import DEFAULT_OCR_DPI, ocr_settings
+from extract_thinker_pageindex.ocr.settings import (
+    DEFAULT_OCR_DPI,
+    READER_VARIABLE,
+    ocr_settings,
+    tesseract_reader,
+)
 from extract_thinker_pageindex.ocr.tessdata import find_tessdata
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -98,16 +105,19 @@ SCAN = {
     "jpeg": (60, 75),
 }
 
-OURS = ("tesseract", "rapidocr")
+OURS = ("tesseract", "tesseract-mupdf", "rapidocr")
+#: Ours with Tesseract run by the one inside PyMuPDF (what users without tesserocr get).
+READERS = {"tesseract": None, "tesseract-mupdf": "pymupdf", "rapidocr": None}
 PEERS = {
     "pymupdf4llm-tesseract": "tesseract_api",  # pymupdf4llm's Tesseract OCR function
     "pymupdf4llm-rapidtess": "rapidtess_api",  # RapidOCR finds the lines, Tesseract reads them
     "pymupdf4llm-rapidocr": "rapidocr_api",  # RapidOCR alone (its default with RapidOCR 3.x installed)
 }
 ENGINES = (*OURS, *PEERS)
-DEFAULT_ENGINES = "tesseract,rapidocr,pymupdf4llm-tesseract,pymupdf4llm-rapidtess"
+DEFAULT_ENGINES = "tesseract,tesseract-mupdf,rapidocr,pymupdf4llm-tesseract,pymupdf4llm-rapidtess"
 ENGINE_LABELS = {
     "tesseract": "ours: Tesseract",
+    "tesseract-mupdf": "ours: Tesseract in MuPDF",
     "rapidocr": "ours: RapidOCR",
     "pymupdf4llm-tesseract": "pymupdf4llm + Tesseract",
     "pymupdf4llm-rapidtess": "pymupdf4llm RapidOCR+Tess",
@@ -273,7 +283,8 @@ def _markdown_text(markdown: str) -> str:
 def read_page(engine: str, path: str, dpi: int) -> str:
     """The text an engine reads on the first page of a PDF."""
     if engine in OURS:
-        settings = ocr_settings(ocr="always", ocr_engine=engine, ocr_dpi=dpi, ocr_workers=1)
+        name = "rapidocr" if engine == "rapidocr" else "tesseract"
+        settings = ocr_settings(ocr="always", ocr_engine=name, ocr_dpi=dpi, ocr_workers=1)
         with pymupdf.open(path) as document:
             return engines.plain_text(engines.read_page(document[0], settings, threads=1).blocks)
     import importlib
@@ -293,6 +304,8 @@ def worker_init(engine: str, dpi: int, warmup: str, tessdata: str | None) -> Non
     if tessdata:
         os.environ.setdefault("TESSDATA_PREFIX", tessdata)  # where pymupdf4llm's Tesseract looks
     _WORKER.update(engine=engine, dpi=dpi)
+    if READERS.get(engine):
+        os.environ[READER_VARIABLE] = READERS[engine] or ""
     with contextlib.suppress(Exception):
         read_page(engine, warmup, dpi)
 
@@ -667,11 +680,20 @@ def load_pages(path: Path, engine: str, env: Env, cache: bool) -> dict[str, Any]
     cached = env.cache / "loads" / f"{path.stem[:60]}-{engine}-{key}.json"
     if cache and not env.refresh and cached.exists():
         return json.loads(cached.read_text()) | {"cached": True}
-    loader = DocumentLoaderPyMuPDF(ocr_engine=engine, ocr_workers=env.workers, ocr_dpi=env.dpi)
+    name = "rapidocr" if engine == "rapidocr" else "tesseract"
+    loader = DocumentLoaderPyMuPDF(ocr_engine=name, ocr_workers=env.workers, ocr_dpi=env.dpi)
     cpu, wall = cpu_seconds(), time.perf_counter()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        pages = loader.load(str(path))
+    reader = os.environ.pop(READER_VARIABLE, None)
+    if READERS.get(engine):
+        os.environ[READER_VARIABLE] = READERS[engine] or ""  # the loader's workers inherit it
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pages = loader.load(str(path))
+    finally:
+        os.environ.pop(READER_VARIABLE, None)
+        if reader is not None:
+            os.environ[READER_VARIABLE] = reader
     result = {
         "contents": [page["content"] for page in pages],
         "sources": [page.get("text_source", "text_layer") for page in pages],
@@ -960,8 +982,8 @@ def main() -> None:
     parser.add_argument(
         "--docs",
         type=int,
-        default=4,
-        help="shortest documents with questions scanned whole per set (default 4; 0: all)",
+        default=8,
+        help="shortest documents with questions scanned whole per set (default 8; 0: all)",
     )
     parser.add_argument(
         "--engines",
@@ -1010,6 +1032,7 @@ def main() -> None:
     print(
         f"PyMuPDF {version('pymupdf')}, RapidOCR {version('rapidocr')}, "
         f"onnxruntime {version('onnxruntime')}, pymupdf4llm {version('pymupdf4llm')}, "
+        f"tesserocr {version('tesserocr')} (ours: Tesseract run by {tesseract_reader()}), "
         f"Tesseract data {find_tessdata(['eng'])}; OCR code {env.engine_code}, loader code {env.loader_code}"
     )
     report: dict[str, Any] = {
@@ -1017,7 +1040,10 @@ def main() -> None:
         "seed": args.seed,
         "dpi": args.dpi,
         "workers": args.workers,
-        "versions": {name: version(name) for name in ("pymupdf", "rapidocr", "onnxruntime", "pymupdf4llm")},
+        "versions": {
+            name: version(name) for name in ("pymupdf", "tesserocr", "rapidocr", "onnxruntime", "pymupdf4llm")
+        },
+        "tesseract_reader": tesseract_reader(),
         "code": {"engines": env.engine_code, "loader": env.loader_code},
     }
     try:

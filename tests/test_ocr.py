@@ -1,5 +1,6 @@
-"""OCR of scanned pages without a model: real Tesseract (through PyMuPDF) on real generated scans, in the
-loader, behind retrieval, in the page index, in parallel workers, in the keys and on the command line."""
+"""OCR of scanned pages without a model: real Tesseract (through tesserocr, and through the one inside
+PyMuPDF) on real generated scans, in the loader, behind retrieval, in the page index, in parallel workers,
+in the keys and on the command line."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import os
 import subprocess
 import sys
 import threading
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +29,13 @@ from extract_thinker_pageindex import (
     save_index,
 )
 from extract_thinker_pageindex.index_key import cache_key, options_key
-from extract_thinker_pageindex.ocr.settings import engine_problem, ocr_settings
+from extract_thinker_pageindex.ocr.engines import plain_text, read_page
+from extract_thinker_pageindex.ocr.settings import (
+    READER_VARIABLE,
+    engine_problem,
+    ocr_settings,
+    tesseract_reader,
+)
 from extract_thinker_pageindex.summary import inspect
 from scan_support import (
     RESULTS,
@@ -224,6 +232,125 @@ def test_pages_ocrd_from_two_threads_at_once_are_both_right(scan: Path) -> None:
         thread.join()
     assert "termination" in words(results[0][0]["content"])
     assert "confidentiality" in words(results[1][0]["content"])
+
+
+# -- the two ways Tesseract runs ------------------------------------------------------------------------
+
+
+def test_tesserocr_is_the_default_reader_where_installed_and_the_variable_picks_either(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.delenv(READER_VARIABLE, raising=False)
+    assert tesseract_reader() == "tesserocr"  # the [dev] extra brings it, as [ocr] does
+    monkeypatch.setenv(READER_VARIABLE, "PyMuPDF")
+    assert tesseract_reader() == "pymupdf"
+    monkeypatch.setenv(READER_VARIABLE, "ocrmypdf")
+    with pytest.raises(InvalidOptionError, match=READER_VARIABLE):
+        DocumentLoaderPyMuPDF(ocr="always").load(str(Path(__file__)))
+
+
+def test_the_way_tesseract_runs_is_in_the_cache_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b"%PDF-1.7 the same bytes"
+    monkeypatch.setenv(READER_VARIABLE, "tesserocr")
+    with_tesserocr = cache_key(data, "pdf", {})
+    monkeypatch.setenv(READER_VARIABLE, "pymupdf")
+    assert cache_key(data, "pdf", {}) != with_tesserocr
+    assert cache_key(data, "pdf", {"ocr_engine": "rapidocr"}) == cache_key(
+        data, "pdf", {"ocr_engine": "rapidocr"}
+    )
+    assert "reader" not in ocr_settings(ocr_engine="rapidocr").key()
+
+
+@pytest.mark.parametrize("reader", ["tesserocr", "pymupdf"])
+def test_both_readers_give_the_scan_its_words_headings_and_ruled_table(
+    reader: str, scan: Path, table_scan: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(READER_VARIABLE, reader)  # the worker processes inherit it
+    pages = DocumentLoaderPyMuPDF(ocr_workers=2).load(str(scan))
+    assert {"termination", "penalty", "ninety", "invoices"} <= words(pages[0]["content"])
+    assert {"confidentiality", "secret", "years"} <= words(pages[2]["content"])
+    (page,) = DocumentLoaderPyMuPDF(ocr_workers=1).load(str(table_scan))
+    assert page["tables"] == [[list(row) for row in RESULTS.cells]]
+    document = build_index(scan, abstract=False, ocr_workers=1)
+    assert [entry.title for entry in document.toc] == ["Termination Schedule", "Confidentiality Obligations"]
+
+
+LEFT = (
+    "Alpha column opens with this line",
+    "and carries on along another one",
+    "where the parties agree to meet",
+    "every month at the main office",
+    "to review the open orders and",
+    "the deliveries still outstanding",
+    "before it ends on its last line.",
+)
+RIGHT = (
+    "Beta column starts over here",
+    "with words of its very own that",
+    "describe the warranty period of",
+    "twelve months from the delivery",
+    "date for every product sold in",
+    "the territory named in the annex",
+    "and close the right side.",
+)
+TWO_COLUMNS = PageSpec(
+    [Line(text, 100 + 16 * row, x=60) for row, text in enumerate(LEFT)]
+    + [Line(text, 100 + 16 * row, x=320) for row, text in enumerate(RIGHT)]
+)
+
+
+def test_tesserocr_keeps_each_column_of_a_two_column_scan_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # MuPDF gathers the words of one height into one line across the gutter; Tesseract's own text lines
+    # stay in their column, so the left column reads whole before the right one begins.
+    monkeypatch.setenv(READER_VARIABLE, "tesserocr")
+    path = make_scan(tmp_path / "columns.pdf", [TWO_COLUMNS], dpi=200)
+    with pymupdf.open(path) as document:
+        read = read_page(document[0], ocr_settings(ocr="always"))
+    text = plain_text(read.blocks)
+    assert text.index("Alpha") < text.index("last line") < text.index("Beta") < text.index("right side")
+    for block in read.blocks:
+        for line in block["lines"]:
+            x0, _, x1, _ = line["bbox"]
+            assert x1 < 315 or x0 > 315  # no line crosses the gutter
+    assert {"alpha", "carries", "outstanding", "beta", "warranty", "annex"} <= words(text)
+
+
+def test_a_scanned_page_with_only_a_rule_reads_as_empty_not_as_a_failure(tmp_path: Path) -> None:
+    # A 10-Q's blank back page with a header rule: Tesseract finds a text region and no text in it.
+    original = pymupdf.open()
+    original.new_page().draw_line((30, 20), (580, 20), width=0.6, color=(0.6, 0.6, 0.6))
+    scan_doc = pymupdf.open()
+    page = scan_doc.new_page()
+    page.insert_image(
+        page.rect, stream=original[0].get_pixmap(dpi=200, colorspace=pymupdf.csGRAY).tobytes("png")
+    )
+    scan_doc.save(tmp_path / "rule.pdf")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an OCR failure would be a PageIndexWarning
+        (loaded,) = DocumentLoaderPyMuPDF(ocr="always", ocr_workers=1).load(str(tmp_path / "rule.pdf"))
+    assert loaded["text_source"] == "ocr" and loaded["content"].strip() == ""
+
+
+def test_a_label_far_left_of_its_value_is_a_line_of_its_own(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(READER_VARIABLE, "tesserocr")
+    spec = PageSpec(
+        [
+            Line("Operating revenues for the year", 100),
+            Line("Total net revenues", 130),
+            Line("1,234,567", 130, x=420),
+        ]
+    )
+    path = make_scan(tmp_path / "gap.pdf", [spec], dpi=200)
+    with pymupdf.open(path) as document:
+        read = read_page(document[0], ocr_settings(ocr="always"))
+    lines = [
+        "".join(span["text"] for span in line["spans"]) for block in read.blocks for line in block["lines"]
+    ]
+    assert "Total net revenues" in lines and "1,234,567" in lines
 
 
 # -- behind retrieval -----------------------------------------------------------------------------------

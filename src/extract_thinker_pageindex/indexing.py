@@ -99,7 +99,8 @@ def build_index(
         ocr: PDFs: ``"auto"`` reads pages without a usable text layer (scans) with OCR, no model;
             ``"always"`` OCRs every page (replacing the text layer); ``"never"``. Pages OCR cannot read go
             to the vision model when one is given.
-        ocr_engine: ``"tesseract"`` (through PyMuPDF) or ``"rapidocr"``.
+        ocr_engine: ``"tesseract"`` (through tesserocr where installed, else inside PyMuPDF) or
+            ``"rapidocr"``.
         ocr_languages: Tesseract language codes: ``"eng"``, ``"eng+deu"`` or ``["eng", "deu"]``.
         ocr_workers: Processes that OCR pages side by side (default: the machine's cores).
         ocr_dpi: The resolution pages are drawn at for OCR.

@@ -25,8 +25,9 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
     ``"ocr"`` for a page read by OCR) and, in vision mode, ``image`` (PNG bytes).
 
     Scanned pages (no usable text layer: no words, or a few stray glyphs over a page-size picture) are read
-    with OCR, with no model: Tesseract through PyMuPDF by default (language data from the ``[ocr]`` extra or
-    the system's ``tesseract-ocr-<lang>`` packages), in worker processes. Born-digital pages are never
+    with OCR, with no model: Tesseract by default (through tesserocr from the ``[ocr]`` extra, else the one
+    inside PyMuPDF; language data from that extra or the system's ``tesseract-ocr-<lang>`` packages), in
+    worker processes. Born-digital pages are never
     OCR'd under ``ocr="auto"`` and cost nothing more. See docs/ocr.md.
 
     Args:
