@@ -9,8 +9,9 @@ Printed, in order:
 - Ablation: the retriever with all its ranking mechanisms, then with each switch of
   ``extract_thinker_pageindex.retrieval.ranking.Ranking`` turned off in turn (found with
   ``dataclasses.fields``, so a new switch gets its row by itself), the finance profile off and forced on, and
-  every mechanism off; the peers (the same retriever on DocumentLoaderPageIndex pages, plain FTS5, bm25s) in
-  the same table. Every variant gets its own retriever, indexed anew, since some switches act at index time.
+  every mechanism off; the peers (the same retriever on DocumentLoaderPageIndex pages, FTS5 ranked as
+  ExtractThinker's own retriever ranks, plain FTS5 with porter stemming, bm25s) in the same table. Every
+  variant gets its own retriever, indexed anew, since some switches act at index time.
 - Per-question hits: the rank of the first evidence page for the full system, with every mechanism off and
   for bm25s, so misses can be read one by one.
 - 5-fold cross-validation of every float weight of ``Ranking``: folds from the sorted question ids shuffled
@@ -173,6 +174,37 @@ class PlainFTS5:
             (expression, doc, k),
         ).fetchall()
         return [row[0] for row in rows]
+
+
+class FrameworkFTS5:
+    r"""Ranked as ExtractThinker's own ``SQLitePageRetriever`` ranks (its main branch, after 0.1.14): FTS5's
+    default unicode61 tokenizer (no stemming, no stop words), the query's ``\w+`` words quoted and OR-ed,
+    ``bm25()`` without weights, ties by page number. The framework's table layout; written here, since no
+    released ExtractThinker has it."""
+
+    name = "ExtractThinker's bm25() (unicode61)"
+
+    def __init__(self, texts: dict[str, list[str]]) -> None:
+        self.conn = sqlite3.connect(":memory:")
+        self.conn.execute(
+            "CREATE VIRTUAL TABLE extractthinker_pages "
+            "USING fts5(document_id UNINDEXED, page_number UNINDEXED, content)"
+        )
+        for name, pages in texts.items():
+            self.conn.executemany(
+                "INSERT INTO extractthinker_pages VALUES (?, ?, ?)",
+                [(name, number, text) for number, text in enumerate(pages, 1)],
+            )
+
+    def rank(self, doc: str, question: str, k: int) -> list[int]:
+        words = dict.fromkeys(re.findall(r"\w+", question))
+        expression = " OR ".join(f'"{word}"' for word in words)
+        rows = self.conn.execute(
+            "SELECT page_number FROM extractthinker_pages WHERE extractthinker_pages MATCH ? "
+            "AND document_id = ? ORDER BY bm25(extractthinker_pages), CAST(page_number AS INTEGER) LIMIT ?",
+            (expression, doc, k),
+        ).fetchall()
+        return [int(row[0]) for row in rows]
 
 
 class BM25S:
@@ -559,7 +591,11 @@ def main() -> None:
             for label, ranking in ablation_variants(ranking_cls)[1:]
         ]
 
-    peer_systems: list[Any] = [PageIndexRetriever(texts, args.data_dir), PlainFTS5(texts)]
+    peer_systems: list[Any] = [
+        PageIndexRetriever(texts, args.data_dir),
+        FrameworkFTS5(texts),
+        PlainFTS5(texts),
+    ]
     try:
         peer_systems.append(BM25S(texts))
     except ImportError as exc:

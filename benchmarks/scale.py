@@ -482,8 +482,9 @@ def part_d_shared_index(pdfs: Path, limit_files: int | None, dsn: str | None, fo
                 with kind(dsn, schema=schema) as retriever:
                     out = folder / f"d-{len(rows)}"
                     seconds, pages = _batch(files, out, engine="local", workers=2, retriever=retriever)
-                    if len(retriever.doc_ids()) != len(files):
-                        raise SystemExit(f"(d) {name}: the index holds {len(retriever.doc_ids())} documents")
+                    held = len(retriever.document_ids())
+                    if held != len(files):
+                        raise SystemExit(f"(d) {name}: the index holds {held} documents")
                 rows.append((name, seconds, pages))
             finally:
                 _drop_schema(dsn, schema)

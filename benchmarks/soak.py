@@ -56,7 +56,7 @@ def work(path: str, name: str, seconds: float, pages: int, seed: int) -> tuple[i
                 version += 1
                 retriever.index(name, pages_of(version, pages, rng))
                 indexed += 1
-                for doc_id in retriever.doc_ids()[:6]:
+                for doc_id in retriever.document_ids()[:6]:
                     # "everywhere" is on every page of every version: one search sees one whole version,
                     # so it must return exactly `pages` distinct pages, never a mix or a part.
                     matches = retriever.search(doc_id, "everywhere", max_pages=10 * pages)
@@ -78,7 +78,7 @@ def torn_check(path: str, seconds: float, pages: int) -> list[str]:
     deadline = time.monotonic() + seconds
     with SQLitePageRetriever(path) as retriever:
         while time.monotonic() < deadline:
-            for doc_id in retriever.doc_ids():
+            for doc_id in retriever.document_ids():
                 try:
                     count = retriever.page_count(doc_id)
                 except LookupError:

@@ -50,6 +50,7 @@ EXPECTED = [
     "PageSpecError",
     "ParagraphNode",
     "PostgresPageRetriever",
+    "PyMuPDFConfig",
     "Ranking",
     "RetrievalProfile",
     "RetrieverClosedError",

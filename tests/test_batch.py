@@ -504,7 +504,7 @@ def test_ray_workers_write_a_shared_postgres_index(
             report = index_documents([corpus], tmp_path / "out", engine="ray", retriever=retriever)
             assert statuses(report.entries)["report.pdf"] == "ok"
             # Each task opened its own retriever on the server and wrote its document's pages.
-            assert retriever.doc_ids() == ["alpha.md", "report.pdf", "sub/alpha.md"]
+            assert retriever.document_ids() == ["alpha.md", "report.pdf", "sub/alpha.md"]
             assert [match.page_number for match in retriever.search("report.pdf", "outlook")] == [2]
     finally:
         with psycopg.connect(postgres_dsn, autocommit=True) as conn:

@@ -391,9 +391,9 @@ def test_a_doc_id_over_the_btree_limit_works_as_in_sqlite(postgres_dsn: str, sch
             assert long_id in retriever and odd_id in retriever
             assert retriever.page_count(long_id) == 2
             assert [match.page_number for match in retriever.search(long_id, "glaciers")] == [2]
-        assert pg.doc_ids() == lite.doc_ids() == sorted(["short", long_id, odd_id])
+        assert pg.document_ids() == lite.document_ids() == sorted(["short", long_id, odd_id])
         assert pg.delete(long_id) and long_id not in pg
-        assert pg.doc_ids() == sorted(["short", odd_id])
+        assert pg.document_ids() == sorted(["short", odd_id])
 
 
 @pytest.mark.parametrize("option", ["schema", "text_search_config"])

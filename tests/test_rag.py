@@ -118,12 +118,12 @@ def test_max_pages_must_be_a_positive_whole_number(max_pages: Any) -> None:
         DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="x", max_pages=max_pages)
 
 
-def test_load_pages_selects_within_the_retrieved_pages(contract_pdf: Path) -> None:
+def test_load_pages_selects_within_the_retrieved_pages_in_the_order_asked(contract_pdf: Path) -> None:
     with DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="indemnification", max_pages=2) as loader:
-        assert [page["page_number"] for page in loader.load_pages(str(contract_pdf), 2)] == [8]
-        assert [page["page_number"] for page in loader.load_pages(str(contract_pdf), "1-2")] == [3, 8]
+        assert [page["page_number"] for page in loader.load_pages(str(contract_pdf), [2])] == [8]
+        assert [page["page_number"] for page in loader.load_pages(str(contract_pdf), [2, 1])] == [8, 3]
         with pytest.raises(PageSpecError, match="out of range"):
-            loader.load_pages(str(contract_pdf), 3)
+            loader.load_pages(str(contract_pdf), [3])
 
 
 def test_an_owned_retriever_is_closed_and_a_borrowed_one_is_not(contract_pdf: Path, tmp_path: Path) -> None:
@@ -139,7 +139,7 @@ def test_an_owned_retriever_is_closed_and_a_borrowed_one_is_not(contract_pdf: Pa
         ) as borrowed:
             borrowed.load(str(contract_pdf))
         # Still open after the loader closed, and it holds the indexed document.
-        assert len(shared.doc_ids()) == 1
+        assert len(shared.document_ids()) == 1
 
 
 def test_document_id_comes_from_the_content(contract_pdf: Path, make_pdf) -> None:
@@ -149,10 +149,10 @@ def test_document_id_comes_from_the_content(contract_pdf: Path, make_pdf) -> Non
     ):
         loader.load(str(contract_pdf))
         loader.load(io.BytesIO(contract_pdf.read_bytes()))  # same content by another route
-        assert len(retriever.doc_ids()) == 1
+        assert len(retriever.document_ids()) == 1
         changed = make_pdf(contract_pages("OTHER", {2: "Indemnification only here."}), name="changed.pdf")
         assert [page["page_number"] for page in loader.load(str(changed))] == [2]
-        assert len(retriever.doc_ids()) == 2
+        assert len(retriever.document_ids()) == 2
 
 
 def test_it_presents_itself_as_the_wrapped_loader(contract_pdf: Path, tmp_path: Path) -> None:
@@ -214,10 +214,10 @@ def test_one_retriever_shared_by_loaders_and_documents(
                 extractor.load_llm("openai/test-model")
                 answers.append(extractor.extract(str(path), Terms).clause)
         assert answers == ["DOCA-4", "DOCB-9"]
-        assert len(retriever.doc_ids()) == 2
+        assert len(retriever.document_ids()) == 2
     # The file outlives the process's retriever: a new one finds both documents.
     with SQLitePageRetriever(tmp_path / "shared.sqlite") as reopened:
-        assert len(reopened.doc_ids()) == 2
+        assert len(reopened.document_ids()) == 2
 
 
 def test_concurrent_extractions_from_threads_and_async(make_pdf, llm_server: LLMServer) -> None:
@@ -289,14 +289,14 @@ def test_the_owned_retriever_keeps_only_the_latest_documents(tmp_path: Path) -> 
 
     for number, path in enumerate(paths):
         assert loader.load(path)[0]["content"] == f"Indemnification clause of memo {number}."
-        assert len(loader.retriever.doc_ids()) == min(number + 1, KEPT_DOCUMENTS)
+        assert len(loader.retriever.document_ids()) == min(number + 1, KEPT_DOCUMENTS)
 
-    latest = set(loader.retriever.doc_ids())
-    assert loader.load_pages(paths[-1], 1)[0]["custom"] == 1  # a recent document: not indexed again
-    assert set(loader.retriever.doc_ids()) == latest
+    latest = set(loader.retriever.document_ids())
+    assert loader.load_pages(paths[-1], [1])[0]["custom"] == 1  # a recent document: not indexed again
+    assert set(loader.retriever.document_ids()) == latest
     # An older document was dropped, and a new load of it indexes it again.
     assert loader.load(paths[0])[0]["content"] == "Indemnification clause of memo 0."
-    assert len(loader.retriever.doc_ids()) == KEPT_DOCUMENTS
+    assert len(loader.retriever.document_ids()) == KEPT_DOCUMENTS
     loader.close()
 
 
@@ -309,7 +309,7 @@ def test_a_retriever_passed_in_keeps_every_document(tmp_path: Path) -> None:
             path = tmp_path / f"memo{number}.txt"
             path.write_text(f"Intro.\n\nIndemnification of memo {number}.")
             loader.load(path)
-        assert len(retriever.doc_ids()) == 10
+        assert len(retriever.document_ids()) == 10
 
 
 def test_threads_loading_many_documents_through_one_owned_retriever(tmp_path: Path) -> None:

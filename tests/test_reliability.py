@@ -927,7 +927,7 @@ def churn(
                     or page_count != len(pages)
                 ):
                     errors.append(f"{where}: one settled read saw versions {markers}, {page_count} pages")
-            if loops % 16 == 0 and retriever.doc_ids() != sorted(LOAD_DOC_IDS):
+            if loops % 16 == 0 and retriever.document_ids() != sorted(LOAD_DOC_IDS):
                 errors.append(f"{where}: a document went missing during a re-index")
     except Exception:
         errors.append(f"worker {worker}: {traceback.format_exc()}")

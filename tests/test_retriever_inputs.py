@@ -117,11 +117,11 @@ def test_a_doc_id_with_lone_surrogates_works_everywhere_and_persists(
         assert numbers(retriever.search(LISTDIR_NAME, "termination")) == [1]
         assert retriever.snippet(LISTDIR_NAME, 1, "penalty") == "termination [penalty]"
     with make_retriever(path) as reopened:
-        assert reopened.doc_ids() == sorted([LISTDIR_NAME, "r\ufffdsum\ufffd.txt"])
+        assert reopened.document_ids() == sorted([LISTDIR_NAME, "r\ufffdsum\ufffd.txt"])
         assert reopened.search("r\ufffdsum\ufffd.txt", "termination") == []
         assert reopened.delete(LISTDIR_NAME) is True
         assert LISTDIR_NAME not in reopened
-        assert reopened.doc_ids() == ["r\ufffdsum\ufffd.txt"]
+        assert reopened.document_ids() == ["r\ufffdsum\ufffd.txt"]
 
 
 def test_page_text_and_queries_with_lone_surrogates_are_searchable(retriever: Any) -> None:
@@ -166,7 +166,7 @@ def test_any_code_points_in_doc_id_text_and_query_never_raise(
     retriever.index(doc_id, [f"everywhere {text}", "everywhere plain"])
     try:
         assert doc_id in retriever
-        assert doc_id in retriever.doc_ids()
+        assert doc_id in retriever.document_ids()
         for query in (text, f"everywhere {text}"):
             assert {m.page_number for m in retriever.search(doc_id, query, max_pages=5)} <= {1, 2}
             assert isinstance(retriever.snippet(doc_id, 1, query), str)
@@ -235,12 +235,12 @@ def assert_full_disk_changed_nothing(retriever: Any, path: Path) -> None:
     with pytest.raises(RetrieverError, match="full"):
         retriever.index("keep", big_pages())
     for opened in (retriever, SQLitePageRetriever(path)):
-        assert opened.doc_ids() == ["keep"]
+        assert opened.document_ids() == ["keep"]
         assert opened.page_count("keep") == 3
         assert numbers(opened.search("keep", "keep")) == [1, 2, 3]
     # The retriever is still usable for writes that fit.
     retriever.index("small", "it still fits")
-    assert retriever.doc_ids() == ["keep", "small"]
+    assert retriever.document_ids() == ["keep", "small"]
 
 
 def test_a_database_that_is_full_raises_the_projects_error_and_keeps_its_data(tmp_path: Path) -> None:
@@ -400,7 +400,7 @@ def read_only_session(path: Path) -> dict[str, Any]:
         result["matches"] = numbers(retriever.search("doc", "gamma"))
         result["contains"] = "doc" in retriever
         result["snippet"] = retriever.snippet("doc", 1, "alpha")
-        result["doc_ids"] = retriever.doc_ids()
+        result["doc_ids"] = retriever.document_ids()
         for name, write in (
             ("index", lambda: retriever.index("new", "text")),
             ("delete", lambda: retriever.delete("doc")),
@@ -520,10 +520,10 @@ def test_load_pages_speaks_of_retrieved_pages(make_pdf) -> None:
     pdf = make_pdf([f"page {number} penalty" for number in range(1, 7)], name="penalties.pdf")
     with DocumentLoaderRAG(DocumentLoaderPyMuPDF(), query="penalty", max_pages=3) as loader:
         with pytest.raises(PageSpecError) as info:
-            loader.load_pages(str(pdf), 4)
+            loader.load_pages(str(pdf), [4])
         message = str(info.value)
-        assert message.startswith("Position 4 is out of range: the query retrieved 3 pages.")
-        assert "the document has" not in message
+        assert message.startswith("Page position 4 is out of range: the set the query retrieved contains 3")
+        assert "the document" not in message
         assert len(loader.load_pages(str(pdf), [1, 3])) == 2
 
 

@@ -338,7 +338,7 @@ def test_processes_creating_one_new_schema_at_once_all_succeed(postgres_dsn: str
         process.join(timeout=30)
     assert outcomes == [(owner, "ok") for owner in range(4)]
     with PostgresPageRetriever(postgres_dsn, schema=schema) as retriever:
-        assert retriever.doc_ids() == [f"doc{owner}" for owner in range(4)]
+        assert retriever.document_ids() == [f"doc{owner}" for owner in range(4)]
         assert [match.page_number for match in retriever.search("doc2", "topic2")] == [1]
         assert retriever.search("doc2", "topic1") == []
 
@@ -483,7 +483,7 @@ def test_workers_connect_with_the_callers_libpq_settings(
             [two_documents(tmp_path / "docs")], tmp_path / "out", workers=2, retriever=retriever
         )
         assert {entry.status for entry in report.entries} == {"ok"}, report.entries
-        assert retriever.doc_ids() == ["alpha.md", "beta.md"]
+        assert retriever.document_ids() == ["alpha.md", "beta.md"]
 
 
 def test_a_closed_retriever_refuses_calls(postgres_dsn: str, schemas: list[str]):
@@ -518,10 +518,10 @@ def test_extractor_reads_the_pages_a_shared_postgres_index_chose(
         assert "PAGE-5" in llm_server.prompt_texts()
         assert "PAGE-1 " not in llm_server.prompt_texts()
         # The pages stay in the shared index for other loaders, workers and machines.
-        assert len(retriever.doc_ids()) == 1
-        assert retriever.page_count(retriever.doc_ids()[0]) == len(PAGES)
+        assert len(retriever.document_ids()) == 1
+        assert retriever.page_count(retriever.document_ids()[0]) == len(PAGES)
         loader.close()  # a borrowed retriever is not closed by the loader
-        assert retriever.search(retriever.doc_ids()[0], "dividend")
+        assert retriever.search(retriever.document_ids()[0], "dividend")
 
 
 class CallerRetriever(PostgresPageRetriever):
@@ -555,7 +555,7 @@ def test_batch_indexing_feeds_a_postgres_index(
         assert sorted(retriever.indexed) == ([] if workers == 2 else ["alpha.md", "beta.md"])
     assert {entry.name: entry.status for entry in report.entries} == {"alpha.md": "ok", "beta.md": "ok"}
     with PostgresPageRetriever(postgres_dsn, schema=schema) as reader:
-        assert reader.doc_ids() == ["alpha.md", "beta.md"]
+        assert reader.document_ids() == ["alpha.md", "beta.md"]
         assert [match.page_number for match in reader.search("beta.md", "glaciers")] == [1]
         assert reader.search("alpha.md", "glaciers") == []
 
@@ -585,7 +585,7 @@ def test_workers_that_cannot_reach_the_index_fail_their_documents_and_a_later_ru
     with PostgresPageRetriever(relay.dsn(), schema=schema, timeout=2) as retriever:
         again = index_documents([docs], tmp_path / "out", workers=2, retriever=retriever)
         assert {entry.status for entry in again.entries} == {"ok"}  # not skipped: the index lacked them
-        assert retriever.doc_ids() == ["alpha.md", "beta.md"]
+        assert retriever.document_ids() == ["alpha.md", "beta.md"]
 
 
 def test_the_sqlite_path_never_imports_psycopg():

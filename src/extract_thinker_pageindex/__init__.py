@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from .llm import ModelClient
     from .loaders.pageindex import DocumentLoaderPageIndex
     from .loaders.pymupdf import DocumentLoaderPyMuPDF
+    from .loaders.pymupdf_config import PyMuPDFConfig
     from .loaders.rag import DocumentLoaderRAG
     from .model import (
         FORMAT_VERSION,
@@ -110,6 +111,7 @@ __all__ = [
     "PageSpecError",
     "ParagraphNode",
     "PostgresPageRetriever",
+    "PyMuPDFConfig",
     "Ranking",
     "RetrievalProfile",
     "RetrieverClosedError",
@@ -152,6 +154,7 @@ _LOCATIONS = {
     "save_index": ".store",
     "inspect": ".summary",
     "DocumentLoaderPyMuPDF": ".loaders.pymupdf",
+    "PyMuPDFConfig": ".loaders.pymupdf_config",
     "DocumentLoaderRAG": ".loaders.rag",
     "PageMatch": ".retrieval.sqlite",
     "PageRetriever": ".retrieval.base",

@@ -207,7 +207,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     search.add_argument("-q", "--query", required=True, help="words to look for (OR-ed; no syntax)")
     search.add_argument(
-        "-n", "--max-pages", type=int, default=3, metavar="N", help="how many pages (default 3)"
+        "-n", "--max-pages", type=int, default=5, metavar="N", help="how many pages (default 5)"
     )
     search.add_argument("--password", help="password of an encrypted PDF")
     search.add_argument("--json", action="store_true", help="print the matches as JSON")
@@ -249,7 +249,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     view.add_argument("-q", "--query", help="words to search for; the best pages are listed and marked")
     view.add_argument(
-        "-n", "--max-pages", type=int, default=3, metavar="N", help="how many matches of --query (default 3)"
+        "-n", "--max-pages", type=int, default=5, metavar="N", help="how many matches of --query (default 5)"
     )
     view.add_argument(
         "--embed-images", action="store_true", help="put the page pictures inside the HTML file (data: URIs)"
@@ -527,7 +527,7 @@ def _search_index(args: argparse.Namespace) -> list[dict[str, Any]] | int:
     try:
         with retriever:
             if args.file not in retriever:
-                names = retriever.doc_ids()
+                names = retriever.document_ids()
                 listed = ", ".join(repr(name) for name in names[:10]) + (", ..." if len(names) > 10 else "")
                 _error(
                     f"{args.file!r} is not a document of that index"

@@ -74,8 +74,9 @@ class PageSpecError(PageIndexError, ValueError):
     """A page selection is malformed, reversed, empty or outside the document."""
 
 
-class NoMatchError(PageIndexError, LookupError):
-    """Retrieval found no page for the query."""
+class NoMatchError(PageIndexError, LookupError, ValueError):
+    """Retrieval found no page for the query (a ``ValueError`` too, as ExtractThinker's own
+    ``DocumentLoaderRAG`` raises one), or a document or page asked for is not indexed."""
 
 
 class ModelRequiredError(PageIndexError, ValueError):

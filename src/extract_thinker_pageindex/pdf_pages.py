@@ -1,4 +1,5 @@
-"""A PDF's pages as page dicts (text in reading order, optional tables and images), read with PyMuPDF.
+"""A PDF's pages as page dicts (text in reading order, optional tables, text regions and images), read with
+PyMuPDF.
 
 ``DocumentLoaderPyMuPDF`` returns what :func:`read_pdf_pages` reads; the command line's ``search`` calls it
 directly, so that it never imports ExtractThinker (whose ``DocumentLoader`` the loader subclasses).
@@ -7,6 +8,7 @@ directly, so that it never imports ExtractThinker (whose ``DocumentLoader`` the 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Sequence
 from io import BytesIO
 from typing import Any
 
@@ -20,12 +22,13 @@ from .pdf import (
     find_tables,
     load_pymupdf,
     open_pdf,
+    page_matrix,
     pdf_errors,
     read_pdf_bytes,
     render_page_png,
 )
 
-__all__ = ["read_pdf_pages"]
+__all__ = ["page_image_png", "read_pdf_pages"]
 
 
 def _text_flags() -> int:
@@ -57,6 +60,78 @@ def _page_text_with_tables(page: Any, tables: list[Any], flags: int) -> str:
     return _in_reading_order(pieces)
 
 
+def page_image_png(page: Any, dpi: int, max_side: int | None = None) -> bytes:
+    """The page as PNG bytes at ``dpi``, as ``render_page_png`` draws it, and no more than ``max_side``
+    pixels on its longer side when that is set (ExtractThinker's ``set_max_image_size``); drawn at the
+    smaller scale rather than drawn large and shrunk (call while holding ``PYMUPDF_LOCK``)."""
+    if max_side is None:
+        return render_page_png(page, dpi)
+    pymupdf = load_pymupdf()
+
+    # MuPDF rounds the drawn size to whole pixels with a little tolerance, so the longer side comes out
+    # at exactly ``max_side``.
+    zoom = min(page_matrix(page, dpi).a, max_side / max(page.rect.width, page.rect.height, 1e-6))
+    pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
+    return bytes(pixmap.tobytes("png"))
+
+
+def _page_frame(page: Any) -> tuple[Any, float, float]:
+    """What maps a box of the page's own (unrotated) points onto the drawn page: the rotation matrix, and
+    the drawn page's width and height."""
+    return page.rotation_matrix, float(page.rect.width), float(page.rect.height)
+
+
+def _region(
+    text: str, box: Sequence[float], page_number: int, frame: tuple[Any, float, float]
+) -> dict[str, Any]:
+    """A ``regions`` entry in the shape of ExtractThinker's ``DocumentRegion``: ``text``, ``bounding_box``
+    (``page``, 1-based, and ``x0``..``y1`` as fractions of the drawn page, its ``/Rotate`` applied, from
+    the top-left corner) and ``confidence`` (``None``: neither a text layer nor this package's OCR gives
+    one)."""
+    pymupdf = load_pymupdf()
+
+    matrix, width, height = frame
+    drawn = pymupdf.Rect(box[:4]) * matrix
+
+    def fraction(value: float, size: float) -> float:
+        return min(1.0, max(0.0, float(value) / size)) if size > 0 else 0.0
+
+    return {
+        "text": text,
+        "bounding_box": {
+            "page": page_number,
+            "x0": fraction(drawn.x0, width),
+            "y0": fraction(drawn.y0, height),
+            "x1": fraction(drawn.x1, width),
+            "y1": fraction(drawn.y1, height),
+        },
+        "confidence": None,
+    }
+
+
+def _text_layer_regions(page: Any, page_number: int, flags: int) -> list[dict[str, Any]]:
+    """One region per text block of the page's text layer (pictures skipped), in reading order."""
+    frame = _page_frame(page)
+    return [
+        _region(block[4].rstrip("\n"), block[:4], page_number, frame)
+        for block in page.get_text("blocks", flags=flags, sort=True)
+        if block[6] == 0  # type 0 = text block
+    ]
+
+
+def _ocr_regions(
+    blocks: list[dict[str, Any]], page_number: int, frame: tuple[Any, float, float]
+) -> list[dict[str, Any]]:
+    """One region per block OCR read, in its order (the order of the page's ``content``)."""
+    from .ocr.engines import plain_text
+
+    return [
+        _region(plain_text([block]).rstrip("\n"), block["bbox"], page_number, frame)
+        for block in blocks
+        if block.get("type", 0) == 0 and "lines" in block
+    ]
+
+
 def _in_reading_order(pieces: list[tuple[float, float, str]]) -> str:
     """``(top, left, text)`` pieces of a page, top to bottom then left to right, a blank line apart."""
     pieces.sort(key=lambda piece: (round(piece[0], 1), piece[1]))
@@ -69,7 +144,9 @@ def read_pdf_pages(
     pages: PageSpec | None = None,
     password: str | None = None,
     tables: bool = False,
+    regions: bool = False,
     image_dpi: int | None = None,
+    image_max_side: int | None = None,
     ocr: OcrSettings | None = None,
 ) -> list[dict[str, Any]]:
     """Read a PDF's pages as page dicts.
@@ -79,13 +156,17 @@ def read_pdf_pages(
         pages: Only these 1-based pages (``5``, ``(3, 7)``, ``[(1, 3), 5]`` or ``"1-3,5"``).
         password: Password of an encrypted PDF.
         tables: Find tables with PyMuPDF's table finder and render each as Markdown in place.
+        regions: Add ``regions``: the page's text blocks (from OCR on a page read by OCR), each with its
+            box as fractions of the drawn page, in the shape of ExtractThinker's ``DocumentRegion``.
         image_dpi: When set, add each page rendered as PNG bytes at this resolution under ``image``.
+        image_max_side: With ``image_dpi``, draw no image wider or taller than this many pixels.
         ocr: How pages without a usable text layer are read (``None``: the defaults, ``ocr="auto"``).
 
     Returns:
         One dict per selected page, in page order: ``content`` and ``markdown`` (the page text),
         ``tables`` (row lists), ``page_number`` (1-based) and ``text_source`` (``"text_layer"``, or
-        ``"ocr"`` for a page read by OCR), plus ``image`` with ``image_dpi``.
+        ``"ocr"`` for a page read by OCR), plus ``regions`` with ``regions`` and ``image`` with
+        ``image_dpi``.
 
     Raises:
         DocumentLoadError: the file is missing, not a PDF, corrupt, or encrypted without the password.
@@ -122,8 +203,10 @@ def read_pdf_pages(
                 "page_number": index + 1,
                 "text_source": "text_layer",
             }
+            if regions:
+                item["regions"] = _text_layer_regions(page, index + 1, flags)
             if image_dpi is not None:
-                item["image"] = render_page_png(page, image_dpi)
+                item["image"] = page_image_png(page, image_dpi, image_max_side)
             result.append(item)
         if settings.enabled:
             from .ocr.detect import needs_ocr
@@ -134,7 +217,7 @@ def read_pdf_pages(
                 if needs_ocr(document[item["page_number"] - 1], item["content"], settings.mode)
             ]
             if wanted:
-                _ocr_items(document, data, password, wanted, settings, name)
+                _ocr_items(document, data, password, wanted, settings, name, regions=regions)
     return result
 
 
@@ -145,10 +228,13 @@ def _ocr_items(
     items: list[dict[str, Any]],
     settings: OcrSettings,
     name: str,
+    *,
+    regions: bool = False,
 ) -> None:
     """Replace the text of the page dicts ``items`` with what OCR reads on their pages, each ruled table
     as Markdown in place of its cells' lines and its rows under ``tables`` (the engine finds them in the
-    page image at no cost worth a switch, so ``tables=False`` does not turn them off)."""
+    page image at no cost worth a switch, so ``tables=False`` does not turn them off), and with
+    ``regions``, their regions with OCR's blocks."""
     from .ocr.engines import plain_text
     from .ocr.pool import OcrOutcome, ocr_pages, warn_failures
     from .ocr.settings import engine_problem, install_hint
@@ -165,6 +251,7 @@ def _ocr_items(
         )
         return
     by_index = {item["page_number"] - 1: item for item in items}
+    frames = {index: _page_frame(document[index]) for index in by_index} if regions else {}
     failed: list[OcrOutcome] = []
 
     def done(outcome: OcrOutcome) -> None:
@@ -175,6 +262,8 @@ def _ocr_items(
         found = outcome.tables
         text = _ocr_text_with_tables(outcome.blocks, found) if found else plain_text(outcome.blocks)
         item.update(content=text, markdown=text, tables=[table["rows"] for table in found], text_source="ocr")
+        if regions:
+            item["regions"] = _ocr_regions(outcome.blocks, item["page_number"], frames[outcome.index])
 
     ocr_pages(document, data, sorted(by_index), settings, done, password=password)
     warn_failures(failed, name, stacklevel=4)

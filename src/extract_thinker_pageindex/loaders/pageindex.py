@@ -29,6 +29,7 @@ from ..index_key import cache_key
 from ..model import Document
 from ..render import page_markdown, page_sections
 from ..sources import EXTENSION_KINDS
+from .selection import PageSelection
 
 __all__ = ["DocumentLoaderPageIndex", "default_cache_dir"]
 
@@ -43,7 +44,7 @@ def default_cache_dir() -> Path:
     return Path(base) / "extract-thinker-pageindex"
 
 
-class DocumentLoaderPageIndex(DocumentLoader):
+class DocumentLoaderPageIndex(PageSelection, DocumentLoader):
     """Load a document as its page index: one dict per page, ready for ExtractThinker.
 
     Each page dict has ``content`` (the page rendered as Markdown from its nodes: headings with their

@@ -8,21 +8,40 @@ from typing import Any, ClassVar
 
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
+from ..errors import InvalidOptionError
 from ..ocr.settings import DEFAULT_OCR_DPI, OcrEngine, OcrMode, ocr_settings
 from ..pages import PageSpec
 from ..pdf import PdfSource
-from ..pdf_pages import read_pdf_pages
+from ..pdf_pages import page_image_png, read_pdf_pages
+from .pymupdf_config import PyMuPDFConfig, PyMuPDFConfigLike, as_pymupdf_config
+from .selection import PageSelection
 
 __all__ = ["DocumentLoaderPyMuPDF"]
 
 
-class DocumentLoaderPyMuPDF(DocumentLoader):
+class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
     """Load PDFs with PyMuPDF: one dict per page, fast enough to sit in front of retrieval.
 
     Each page dict has ``content`` (the page text in reading order; with ``tables=True`` each table is
     rendered as Markdown in place), ``markdown`` (the same text), ``tables`` (row lists, with
     ``tables=True``), ``page_number`` (1-based, as in the PDF), ``text_source`` (``"text_layer"``, or
-    ``"ocr"`` for a page read by OCR) and, in vision mode, ``image`` (PNG bytes).
+    ``"ocr"`` for a page read by OCR), with ``include_bbox=True`` ``regions`` (below) and, in vision
+    mode, ``image`` (PNG bytes; no more than ``set_max_image_size``'s pixels on a side when that is set).
+
+    ``regions`` lists the page's text blocks in reading order (OCR's blocks on a page read by OCR), each
+    ``{"text": str, "bounding_box": {"page": int, "x0": float, "y0": float, "x1": float, "y1": float},
+    "confidence": None}``: ``page`` is the 1-based page number, ``x0``..``y1`` are fractions (0 to 1) of
+    the page as drawn (its ``/Rotate`` applied, as in ``image``) from the top-left corner. It is the shape
+    of ExtractThinker's ``DocumentRegion``.
+
+    ExtractThinker's own ``DocumentLoaderPyMuPDF`` (on its main branch) takes a ``PyMuPDFConfig`` as its
+    first argument; so does this one, with the same meaning: ``DocumentLoaderPyMuPDF(PyMuPDFConfig(
+    include_bbox=True, extract_tables=True, vision_enabled=True, dpi=150))``. Any object with the config's
+    six attributes is taken (duck typing), so the framework's class works once it is released as well as
+    :class:`PyMuPDFConfig` from this package. Its fields map to the keywords: ``cache_ttl`` to
+    ``cache_ttl``, ``password`` to ``password``, ``extract_tables`` to ``tables``, ``include_bbox`` to
+    ``include_bbox``, ``dpi`` to ``dpi``, and ``vision_enabled`` turns vision mode on. The page dicts keep
+    this loader's keys, so ``tables`` is there (``[]``) without ``extract_tables``.
 
     Scanned pages (no usable text layer: no words, or a few stray glyphs over a page-size picture) are read
     with OCR, with no model: Tesseract by default (through tesserocr from the ``[ocr]`` extra, else the one
@@ -31,12 +50,16 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
     OCR'd under ``ocr="auto"`` and cost nothing more. See docs/ocr.md.
 
     Args:
-        content: Passed to ExtractThinker's ``DocumentLoader``.
+        config: A ``PyMuPDFConfig`` (this package's or ExtractThinker's): options as the framework's own
+            loader takes them. Leave the keywords it also sets (``password``, ``tables``,
+            ``include_bbox``, ``dpi``, ``cache_ttl``) at their defaults.
         cache_ttl: Passed to ExtractThinker's ``DocumentLoader``.
+        content: Passed to ExtractThinker's ``DocumentLoader`` (its first positional argument there).
         pages: Only these 1-based pages (``5``, ``(3, 7)``, ``[(1, 3), 5]`` or ``"1-3,5"``).
         password: Password of an encrypted PDF.
         tables: Find tables with PyMuPDF's table finder. Off by default: it runs at a few pages per second
             (see docs/benchmarks.md), against hundreds for plain text.
+        include_bbox: Add ``regions`` to each page dict.
         dpi: Resolution of page images in vision mode.
         ocr: ``"auto"`` (pages without a usable text layer), ``"always"`` (every page; the text layer is
             replaced) or ``"never"``.
@@ -46,7 +69,8 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
         ocr_dpi: The resolution pages are drawn at for OCR.
 
     Raises:
-        InvalidOptionError: an OCR option outside its choices.
+        InvalidOptionError: an OCR option outside its choices; ``config`` is not a ``PyMuPDFConfig`` or
+            holds a value its checks refuse; or a keyword it also sets is passed too.
 
     PyMuPDF is not thread-safe, so loads from several threads run one at a time.
     """
@@ -55,12 +79,14 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
 
     def __init__(
         self,
-        content: Any = None,
+        config: PyMuPDFConfigLike | None = None,
         cache_ttl: int = 300,
         *,
+        content: Any = None,
         pages: PageSpec | None = None,
         password: str | None = None,
         tables: bool = False,
+        include_bbox: bool = False,
         dpi: int = 150,
         ocr: OcrMode = "auto",
         ocr_engine: OcrEngine = "tesseract",
@@ -68,12 +94,56 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
         ocr_workers: int | None = None,
         ocr_dpi: int = DEFAULT_OCR_DPI,
     ) -> None:
+        vision = False
+        if config is not None:
+            options = as_pymupdf_config(config)
+            _refuse_both_ways(
+                {
+                    "password": (password is not None, "password", password),
+                    "tables": (tables is not False, "extract_tables", tables),
+                    "include_bbox": (include_bbox is not False, "include_bbox", include_bbox),
+                    "dpi": (dpi != 150, "dpi", dpi),
+                    "cache_ttl": (cache_ttl != 300, "cache_ttl", cache_ttl),
+                }
+            )
+            cache_ttl, password, tables = options.cache_ttl, options.password, options.extract_tables
+            include_bbox, dpi, vision = options.include_bbox, options.dpi, options.vision_enabled
         super().__init__(content, cache_ttl)
+        self.cache_ttl = cache_ttl
         self.pages = pages
         self.password = password
         self.tables = tables
+        self.include_bbox = include_bbox
         self.dpi = dpi
         self.ocr = ocr_settings(ocr, ocr_engine, ocr_languages, ocr_workers, ocr_dpi)
+        if vision:
+            self.set_vision_mode(True)
+
+    @property
+    def config(self) -> PyMuPDFConfig:
+        """The loader's options as a ``PyMuPDFConfig``, as the framework's loader has them: a snapshot
+        (set ``tables``, ``dpi``, ... on the loader, or call ``set_vision_mode``, to change them)."""
+        return PyMuPDFConfig(
+            cache_ttl=self.cache_ttl,
+            password=self.password,
+            extract_tables=self.tables,
+            include_bbox=self.include_bbox,
+            vision_enabled=self.vision_mode,
+            dpi=self.dpi,
+        )
+
+    def set_max_image_size(self, size: int | None) -> None:
+        """Draw page images no wider or taller than ``size`` pixels (``None``: only ``dpi`` sets their
+        size), as ExtractThinker's loaders do.
+
+        Raises:
+            InvalidOptionError: ``size`` is not a positive integer.
+        """
+        if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size <= 0):
+            raise InvalidOptionError(
+                f"The maximum image size must be a positive number of pixels, such as 1024; got {size!r}."
+            )
+        self.max_image_size = size
 
     def load(self, source: PdfSource) -> list[dict[str, Any]]:
         """Load a PDF's pages.
@@ -98,7 +168,9 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
             pages=self.pages,
             password=self.password,
             tables=self.tables,
+            regions=self.include_bbox,
             image_dpi=self.dpi if self.vision_mode else None,
+            image_max_side=self.max_image_size,
             ocr=self.ocr,
         )
 
@@ -111,7 +183,13 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
             As :meth:`load`.
         """
         return read_pdf_pages(
-            source, pages=self.pages, password=self.password, tables=self.tables, image_dpi=None, ocr=self.ocr
+            source,
+            pages=self.pages,
+            password=self.password,
+            tables=self.tables,
+            regions=self.include_bbox,
+            image_dpi=None,
+            ocr=self.ocr,
         )
 
     def page_images(self, source: PdfSource, page_numbers: Sequence[int]) -> dict[int, bytes]:
@@ -121,13 +199,13 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
         Raises:
             DocumentLoadError: the file cannot be read (as :meth:`load`).
         """
-        from ..pdf import PYMUPDF_LOCK, open_pdf, render_page_png
+        from ..pdf import PYMUPDF_LOCK, open_pdf
 
         if isinstance(source, BytesIO):
             source.seek(0)
         with open_pdf(source, password=self.password) as document, PYMUPDF_LOCK:
             return {
-                number: render_page_png(document[number - 1], self.dpi)
+                number: page_image_png(document[number - 1], self.dpi, self.max_image_size)
                 for number in dict.fromkeys(page_numbers)
                 if 1 <= number <= document.page_count
             }
@@ -146,3 +224,19 @@ class DocumentLoaderPyMuPDF(DocumentLoader):
     def can_handle_vision(self, source: str | BytesIO) -> bool:
         """PDFs can be rendered to page images, so vision mode works for whatever ``can_handle`` accepts."""
         return self.can_handle(source)
+
+
+def _refuse_both_ways(keywords: dict[str, tuple[bool, str, Any]]) -> None:
+    """Refuse keywords passed beside a config that sets the same option: ``{keyword: (passed, the config's
+    field, value)}``.
+
+    Raises:
+        InvalidOptionError: one of them was passed.
+    """
+    passed = [(name, field, value) for name, (given, field, value) in keywords.items() if given]
+    if passed:
+        shown = ", ".join(f"{name}={value!r} (the config's {field})" for name, field, value in passed)
+        raise InvalidOptionError(
+            f"DocumentLoaderPyMuPDF got a config and {shown}, which the config sets too; pass each option "
+            "one way: in the config, or as a keyword without a config."
+        )

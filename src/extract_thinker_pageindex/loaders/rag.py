@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
@@ -13,12 +12,12 @@ from typing import Any
 
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
-from ..errors import DocumentLoadError, InvalidOptionError, NoMatchError, PageSpecError
-from ..pages import PageSpec, normalize_page_spec
-from ..retrieval.base import PageRetriever
+from ..errors import DocumentLoadError, InvalidOptionError, NoMatchError
+from ..retrieval.base import PageRetriever, check_max_pages
 from ..retrieval.page_text import Page, page_list, page_text_fields
 from ..retrieval.sqlite import PageMatch, SQLitePageRetriever, require_query_words
 from ..sources import check_source_file
+from .selection import PageSelection
 
 __all__ = ["KEPT_DOCUMENTS", "DocumentLoaderRAG", "document_id"]
 
@@ -26,9 +25,6 @@ __all__ = ["KEPT_DOCUMENTS", "DocumentLoaderRAG", "document_id"]
 #: document loaded again (``load_pages`` after ``load``, the extractor's second look) is not indexed again,
 #: while a long run over many documents holds a few of them, not all.
 KEPT_DOCUMENTS = 4
-
-# normalize_page_spec's message for a position past the end, which speaks of "the document".
-_OUT_OF_RANGE = re.compile(r"^Page (\d+) is out of range")
 
 
 def document_id(pages: Iterable[Page] | str | Mapping[str, Any]) -> str:
@@ -73,7 +69,7 @@ def _describe(source: Any) -> str:
     return f"the {type(source).__name__} source"
 
 
-class DocumentLoaderRAG(DocumentLoader):
+class DocumentLoaderRAG(PageSelection, DocumentLoader):
     """Load a document with another loader, then keep only the pages that best match a query.
 
     The wrapped loader reads the whole document (retrieval cuts what the model reads, not parsing work).
@@ -109,7 +105,7 @@ class DocumentLoaderRAG(DocumentLoader):
         self,
         loader: DocumentLoader,
         query: str,
-        max_pages: int = 3,
+        max_pages: int = 5,
         retriever: PageRetriever | None = None,
         *,
         content: Any = None,
@@ -121,8 +117,7 @@ class DocumentLoaderRAG(DocumentLoader):
                 f"loader must be an ExtractThinker document loader, not {type(loader).__name__}."
             )
         require_query_words(query)
-        if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
-            raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
+        check_max_pages(max_pages)
         if retriever is not None and (
             isinstance(retriever, type) or not isinstance(retriever, PageRetriever)
         ):
@@ -131,6 +126,8 @@ class DocumentLoaderRAG(DocumentLoader):
                 f"their methods: index, search, delete, snippet, close...), not {type(retriever).__name__}."
             )
         self.loader = loader
+        # The wrapped loader's vision mode at construction, as ExtractThinker's own wrapper takes it.
+        self.vision_mode = bool(getattr(loader, "vision_mode", False))
         self.query = query
         self.max_pages = max_pages
         self._owns_retriever = retriever is None
@@ -141,6 +138,9 @@ class DocumentLoaderRAG(DocumentLoader):
         # thread's document is never dropped between its index and its search.
         self._kept: OrderedDict[str, None] = OrderedDict()
         self._kept_lock = threading.Lock()
+
+    #: ``load_pages`` positions count the retrieved pages (in source order), not the document's.
+    _positions_count = "the set the query retrieved"
 
     # -- the framework's loader protocol, delegated to the wrapped loader ----------------------------
 
@@ -207,8 +207,8 @@ class DocumentLoaderRAG(DocumentLoader):
             matches = self._index_and_search(doc_id, pages)
         if not matches:
             raise NoMatchError(
-                f"No page of {_describe(source)} matched {self.query!r}; broaden the query or load the whole "
-                "document with the wrapped loader."
+                f"No pages matched {self.query!r} in {_describe(source)}; broaden the query or load the "
+                "whole document with the wrapped loader."
             )
         selected = []
         for match in sorted(matches, key=lambda item: item.page_number):
@@ -238,32 +238,6 @@ class DocumentLoaderRAG(DocumentLoader):
         """
         pages, _ = self.load_with_matches(source)
         return pages
-
-    def load_pages(self, source: Any, positions: PageSpec) -> list[dict[str, Any]]:
-        """Load the retrieved pages, then keep only some of them.
-
-        Args:
-            source: The document.
-            positions: 1-based positions within the retrieved pages (in source order), in any form
-                :func:`normalize_page_spec` reads: ``1``, ``(1, 2)``, ``[1, 3]``, ``"1,3"``.
-
-        Raises:
-            PageSpecError: ``positions`` is malformed or goes beyond the retrieved pages.
-            NoMatchError: no page matched the query.
-        """
-        pages = self.load(source)
-        try:
-            selected = normalize_page_spec(positions, len(pages))
-        except PageSpecError as exc:
-            beyond = _OUT_OF_RANGE.match(str(exc))
-            if beyond is None:
-                raise
-            count = f"{len(pages)} page{'' if len(pages) == 1 else 's'}"
-            raise PageSpecError(
-                f"Position {beyond.group(1)} is out of range: the query retrieved {count}. Positions count "
-                f"the retrieved pages in source order (1 to {len(pages)}), not the document's pages."
-            ) from exc
-        return [page for index, page in enumerate(pages) if selected is None or index in selected]
 
     # -- lifecycle ----------------------------------------------------------------------------------
 

@@ -76,20 +76,20 @@ class PageRetriever(Protocol):
     retriever of your own.
     """
 
-    def index(self, doc_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None: ...
+    def index(self, document_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None: ...
 
-    def search(self, doc_id: str, query: str, max_pages: int = 3) -> list[PageMatch]: ...
+    def search(self, document_id: str, query: str, max_pages: int = 5) -> list[PageMatch]: ...
 
-    def delete(self, doc_id: str) -> bool: ...
+    def delete(self, document_id: str) -> bool: ...
 
-    def __contains__(self, doc_id: object) -> bool: ...
+    def __contains__(self, document_id: object) -> bool: ...
 
-    def page_count(self, doc_id: str) -> int: ...
+    def page_count(self, document_id: str) -> int: ...
 
-    def doc_ids(self) -> list[str]: ...
+    def document_ids(self) -> list[str]: ...
 
     def snippet(
-        self, doc_id: str, page_number: int, query: str, *, words: int = 24, lines: bool = False
+        self, document_id: str, page_number: int, query: str, *, words: int = 24, lines: bool = False
     ) -> str: ...
 
     def close(self) -> None: ...
@@ -178,15 +178,15 @@ class BasePageRetriever(ABC):
     # -- the backend's part ---------------------------------------------------------------------------
 
     @abstractmethod
-    def _write(self, doc_id: str, rows: list[PageRow]) -> None:
+    def _write(self, document_id: str, rows: list[PageRow]) -> None:
         """Replace the document's pages by ``rows`` in one transaction."""
 
     @abstractmethod
-    def _remove(self, doc_id: str) -> bool:
+    def _remove(self, document_id: str) -> bool:
         """Remove the document's pages; whether it was indexed."""
 
     @abstractmethod
-    def _view(self, doc_id: str) -> AbstractContextManager[DocumentView | None]:
+    def _view(self, document_id: str) -> AbstractContextManager[DocumentView | None]:
         """The document inside one read snapshot, or ``None`` when it is not indexed."""
 
     @abstractmethod
@@ -194,7 +194,7 @@ class BasePageRetriever(ABC):
         """The index's own tokens (stems) of each word, as the backend's tokenizer makes them."""
 
     @abstractmethod
-    def _highlight(self, doc_id: str, page_number: int, words: Sequence[str], size: int) -> str:
+    def _highlight(self, document_id: str, page_number: int, words: Sequence[str], size: int) -> str:
         """An extract of about ``size`` words of the page around ``words``, matches in ``[`` ``]``;
         empty when the page is not indexed or holds none of them."""
 
@@ -213,11 +213,11 @@ class BasePageRetriever(ABC):
                 "writable to index into or delete from."
             )
 
-    def index(self, doc_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None:
-        """Index the pages of a document, atomically replacing any pages indexed under ``doc_id`` before.
+    def index(self, document_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None:
+        """Index the pages of a document, atomically replacing any pages indexed under ``document_id`` before.
 
         Args:
-            doc_id: Any string naming the document (lone surrogates included, as in names from
+            document_id: Any string naming the document (lone surrogates included, as in names from
                 ``os.listdir``).
             pages: Page dicts as framework loaders return them (``content``, ``markdown``, ``tables``,
                 ``forms``, ``sections``...) or plain strings, in document order; ``None`` is a page without
@@ -225,11 +225,11 @@ class BasePageRetriever(ABC):
 
         Raises:
             RetrieverClosedError: the retriever is closed.
-            TypeError: ``doc_id`` is not a string.
+            TypeError: ``document_id`` is not a string.
             InvalidOptionError: ``pages`` or one of them is not a page (the message names its position).
             RetrieverError: the database is read-only, or the write failed: nothing changed.
         """
-        check_doc_id(doc_id)
+        check_doc_id(document_id)
         fields = [page_text_fields(page) for page in page_list(pages)]
         if self.ranking.title_zone:
             # A page without a heading path gets its first heading-like lines as one: the title zone.
@@ -237,49 +237,48 @@ class BasePageRetriever(ABC):
                 (body, headings or title_zone(body), descriptions) for body, headings, descriptions in fields
             ]
         rows = [(*texts, *page_facts(texts[0], self.profile)) for texts in fields]
-        self._write(doc_id, rows)
+        self._write(document_id, rows)
 
-    def delete(self, doc_id: str) -> bool:
+    def delete(self, document_id: str) -> bool:
         """Remove a document's pages. Returns whether the document was indexed.
 
         Raises:
-            TypeError: ``doc_id`` is not a string.
+            TypeError: ``document_id`` is not a string.
             RetrieverError: the database is read-only, or the write failed: nothing changed.
         """
-        check_doc_id(doc_id)
-        return self._remove(doc_id)
+        check_doc_id(document_id)
+        return self._remove(document_id)
 
     # -- reading --------------------------------------------------------------------------------------
 
-    def search(self, doc_id: str, query: str, max_pages: int = 3) -> list[PageMatch]:
+    def search(self, document_id: str, query: str, max_pages: int = 5) -> list[PageMatch]:
         """The pages of one document that best match a query, best first.
 
         Args:
-            doc_id: The document to search (as given to :meth:`index`).
+            document_id: The document to search (as given to :meth:`index`).
             query: Free text; its words are OR-ed together. No syntax is interpreted, and any string
                 (lone surrogates included) is a safe query.
             max_pages: How many matches to return at most.
 
         Returns:
             Up to ``max_pages`` matches, best first (lowest score first); empty when no page holds any
-            query word.
+            query word, and when ``document_id`` is not indexed (never indexed, or deleted), as
+            ExtractThinker's own retriever answers.
 
         Raises:
-            NoMatchError: ``doc_id`` is not indexed.
             RetrieverClosedError: the retriever is closed.
             InvalidOptionError: ``max_pages`` is not a positive whole number.
-            TypeError: ``doc_id`` or ``query`` is not a string.
+            TypeError: ``document_id`` or ``query`` is not a string.
             RetrieverError: the database failed to answer.
             IndexFormatError: the database is damaged.
         """
-        if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
-            raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
+        check_max_pages(max_pages)
         if not isinstance(query, str):
             raise TypeError(f"query must be a string, got {type(query).__name__}.")
-        check_doc_id(doc_id)
-        with self._view(doc_id) as view:
+        check_doc_id(document_id)
+        with self._view(document_id) as view:
             if view is None:
-                raise not_indexed(doc_id)
+                return []
             scores = self._score(view, query)
         ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:max_pages]
         return [PageMatch(page_number=page, score=-round(score, 6)) for page, score in ranked]
@@ -340,12 +339,12 @@ class BasePageRetriever(ABC):
         return self.profile.kinds_asked(query) & present
 
     def snippet(
-        self, doc_id: str, page_number: int, query: str, *, words: int = 24, lines: bool = False
+        self, document_id: str, page_number: int, query: str, *, words: int = 24, lines: bool = False
     ) -> str:
         """A short extract of a page around the query's words, matched words wrapped in ``[`` ``]``.
 
         Args:
-            doc_id: The document.
+            document_id: The document.
             page_number: The page (1-based).
             query: The words to find.
             words: About how many words the extract holds (1 to 64).
@@ -358,16 +357,16 @@ class BasePageRetriever(ABC):
             words.
 
         Raises:
-            TypeError: ``doc_id`` is not a string.
+            TypeError: ``document_id`` is not a string.
             RetrieverClosedError: the retriever is closed.
             RetrieverError: the database failed to answer.
             IndexFormatError: the database is damaged.
         """
-        check_doc_id(doc_id)
+        check_doc_id(document_id)
         terms = query_words(query)
         if not terms or isinstance(page_number, bool) or not isinstance(page_number, int):
             return ""
-        found = self._highlight(doc_id, page_number, terms, max(1, min(words, 64)))
+        found = self._highlight(document_id, page_number, terms, max(1, min(words, 64)))
         return found if lines else fold_leaders(found)
 
 
@@ -377,16 +376,26 @@ def fold_leaders(text: str) -> str:
     return " ".join(_LEADERS.sub(" … ", text).split())
 
 
-def check_doc_id(doc_id: object) -> None:
+def check_max_pages(max_pages: object) -> None:
+    """Refuse a page limit that is not a positive integer (``0``, ``-1``, ``True``, ``1.5``).
+
+    Raises:
+        InvalidOptionError: as ExtractThinker's retriever words it, "max_pages must be a positive integer".
+    """
+    if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
+        raise InvalidOptionError(f"max_pages must be a positive integer; got {max_pages!r}.")
+
+
+def check_doc_id(document_id: object) -> None:
     """Refuse a document id that is not a string.
 
     Raises:
-        TypeError: ``doc_id`` is not a string.
+        TypeError: ``document_id`` is not a string.
     """
-    if not isinstance(doc_id, str):
-        raise TypeError(f"doc_id must be a string, got {type(doc_id).__name__}.")
+    if not isinstance(document_id, str):
+        raise TypeError(f"document_id must be a string, got {type(document_id).__name__}.")
 
 
-def not_indexed(doc_id: str) -> NoMatchError:
+def not_indexed(document_id: str) -> NoMatchError:
     """The error for a document that is not indexed."""
-    return NoMatchError(f"Document {doc_id!r} is not indexed; index it before searching it.")
+    return NoMatchError(f"Document {document_id!r} is not indexed; index it before searching it.")

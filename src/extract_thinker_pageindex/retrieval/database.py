@@ -46,7 +46,7 @@ def database_path(path: object) -> str:
     elif isinstance(path, os.PathLike):
         path = os.fsdecode(os.fspath(path))
     if not isinstance(path, str):
-        raise InvalidOptionError(f"path must be a file path or ':memory:'; got {type(path).__name__}.")
+        raise InvalidOptionError(f"database must be a file path or ':memory:'; got {type(path).__name__}.")
     if "\x00" in path:
         raise InvalidOptionError(
             f"The database path {path!r} contains a NUL character, which no file name can hold; "
@@ -154,6 +154,10 @@ _VIRTUAL_TABLES = {
 _FTS_SHADOW_TABLES = {f"pi_fts_{part}" for part in ("data", "idx", "content", "docsize", "config")}
 
 
+#: The FTS5 table of ExtractThinker's own ``SQLitePageRetriever`` (its main branch, after 0.1.14).
+FRAMEWORK_TABLE = "extractthinker_pages"
+
+
 def inspect_schema(conn: sqlite3.Connection, path: str) -> tuple[set[str], list[str]]:
     """The retriever tables a database holds, and the names of everything else in it.
 
@@ -243,6 +247,14 @@ def prepare_schema(
     with read_transaction(conn):
         own, foreign = inspect_schema(conn, path)
     if foreign and not allow_foreign_tables:
+        if any(name.lower() == FRAMEWORK_TABLE for name in foreign):
+            raise IndexFormatError(
+                f"{path!r} was written by ExtractThinker's own SQLitePageRetriever (its table "
+                f"{FRAMEWORK_TABLE!r}); extract-thinker-pageindex's SQLitePageRetriever keeps pages in "
+                "tables of its own and does not read or convert that one, so the file was left untouched. "
+                "Index the documents again into a new file (the retriever stores only the pages' text), "
+                "or pass allow_foreign_tables=True to keep both retrievers' tables in this file."
+            )
         shown = ", ".join(repr(name) for name in foreign[:5]) + (", ..." if len(foreign) > 5 else "")
         raise IndexFormatError(
             f"{path!r} holds tables that are not the page retriever's ({shown}), so it was left "

@@ -100,15 +100,15 @@ _STATISTICS = sql.SQL(
 )
 
 
-def _doc_id(doc_id: str) -> bytes:
+def _doc_id(document_id: str) -> bytes:
     """A document id as stored: its UTF-8 bytes (``surrogatepass``: lossless for any string)."""
-    return doc_id.encode("utf-8", "surrogatepass")
+    return document_id.encode("utf-8", "surrogatepass")
 
 
-def _doc_key(doc_id: str) -> bytes:
+def _doc_key(document_id: str) -> bytes:
     """The key of a document: the SHA-256 of its id, so that an id of any length fits the btree of the
     primary keys (an entry of 2,704 bytes at most)."""
-    return hashlib.sha256(_doc_id(doc_id)).digest()
+    return hashlib.sha256(_doc_id(document_id)).digest()
 
 
 def _storable(text: str) -> str:
@@ -179,7 +179,7 @@ class PostgresPageRetriever(BasePageRetriever):
             retriever's that are not its own.
         RetrieverError: the server refused otherwise (no right to create the schema, say).
 
-    Same behaviour as ``SQLitePageRetriever``: re-indexing a ``doc_id`` replaces its pages in one
+    Same behaviour as ``SQLitePageRetriever``: re-indexing a ``document_id`` replaces its pages in one
     transaction (a search sees the old pages or the new ones); a search reads one snapshot. A call whose
     connection is lost (a restart, a network cut) is retried once on a new connection, then raises
     :class:`~extract_thinker_pageindex.errors.RetrieverConnectionError`; a refusal by the server (a value it
@@ -188,8 +188,8 @@ class PostgresPageRetriever(BasePageRetriever):
     retriever reconnects where it is unpickled.
 
     What SQLite indexes, this does, past PostgreSQL's limits: a document is keyed by the SHA-256 of its id,
-    so an id of any length works (``doc_ids()`` gives it back whole); a page longer than one tsvector holds
-    (1 MB, 16,383 positions: over ``PART_WORDS`` words or ``PART_CHARS`` characters in its text fields)
+    so an id of any length works (``document_ids()`` gives it back whole); a page longer than one tsvector
+    holds (1 MB, 16,383 positions: over ``PART_WORDS`` words or ``PART_CHARS`` characters in its text fields)
     keeps its whole text, and its words in parts of that size, each counted on from the part before: every
     word is found and counted, and the page ranks as in SQLite. PostgreSQL keeps at most 256 positions of
     one word in a part, and indexes no word of more than 2,047 bytes.
@@ -370,27 +370,27 @@ class PostgresPageRetriever(BasePageRetriever):
 
     # -- writing --------------------------------------------------------------------------------------
 
-    def index(self, doc_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None:
+    def index(self, document_id: str, pages: Iterable[Page] | str | Mapping[str, Any]) -> None:
         self._check_writable()
-        return self._call("write to", lambda: BasePageRetriever.index(self, doc_id, pages))
+        return self._call("write to", lambda: BasePageRetriever.index(self, document_id, pages))
 
     index.__doc__ = BasePageRetriever.index.__doc__
 
-    def delete(self, doc_id: str) -> bool:
+    def delete(self, document_id: str) -> bool:
         self._check_writable()
-        return self._call("write to", lambda: BasePageRetriever.delete(self, doc_id))
+        return self._call("write to", lambda: BasePageRetriever.delete(self, document_id))
 
     delete.__doc__ = BasePageRetriever.delete.__doc__
 
     def _subject(self) -> str:
         return self._where[0].upper() + self._where[1:]
 
-    def _write(self, doc_id: str, rows: list[PageRow]) -> None:
+    def _write(self, document_id: str, rows: list[PageRow]) -> None:
         """Replace the document's pages in one transaction. A page whose columns together fit one
         tsvector (``PART_WORDS`` words, ``PART_CHARS`` characters) keeps its words in ``pi_pages.tsv``, as
         most do; a longer one keeps them in ``pi_parts``, a row per part of a column, so every word of it
         is found and counted, as SQLite counts them."""
-        key = _doc_key(doc_id)
+        key = _doc_key(document_id)
         config = self.text_search_config
         insert = sql.SQL(
             "INSERT INTO {} (doc_key, page, body, headings, descriptions, kind, numeric, length, tsv) "
@@ -436,7 +436,7 @@ class PostgresPageRetriever(BasePageRetriever):
                 sql.SQL(
                     "INSERT INTO {} (doc_key, doc_id, page_count, indexed_at) VALUES (%s, %s, %s, %s)"
                 ).format(self._table("pi_docs")),
-                (key, _doc_id(doc_id), len(rows), time.time()),
+                (key, _doc_id(document_id), len(rows), time.time()),
             )
             if params:
                 with conn.cursor() as cursor:
@@ -446,8 +446,8 @@ class PostgresPageRetriever(BasePageRetriever):
                     _INSERT_PARTS.format(self._table("pi_parts")), {"key": key, "config": config, **parts}
                 )
 
-    def _remove(self, doc_id: str) -> bool:
-        key = _doc_key(doc_id)
+    def _remove(self, document_id: str) -> bool:
+        key = _doc_key(document_id)
         with self._connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (_lock_id(key),))
             deleted = conn.execute(
@@ -458,53 +458,55 @@ class PostgresPageRetriever(BasePageRetriever):
 
     # -- reading --------------------------------------------------------------------------------------
 
-    def search(self, doc_id: str, query: str, max_pages: int = 3) -> list[PageMatch]:
-        return self._call("read", lambda: BasePageRetriever.search(self, doc_id, query, max_pages))
+    def search(self, document_id: str, query: str, max_pages: int = 5) -> list[PageMatch]:
+        return self._call("read", lambda: BasePageRetriever.search(self, document_id, query, max_pages))
 
     search.__doc__ = BasePageRetriever.search.__doc__
 
     def snippet(
-        self, doc_id: str, page_number: int, query: str, *, words: int = 24, lines: bool = False
+        self, document_id: str, page_number: int, query: str, *, words: int = 24, lines: bool = False
     ) -> str:
         return self._call(
             "read",
-            lambda: BasePageRetriever.snippet(self, doc_id, page_number, query, words=words, lines=lines),
+            lambda: BasePageRetriever.snippet(
+                self, document_id, page_number, query, words=words, lines=lines
+            ),
         )
 
     snippet.__doc__ = BasePageRetriever.snippet.__doc__
 
-    def __contains__(self, doc_id: object) -> bool:
-        """Whether ``doc_id`` is indexed; a non-string is never indexed."""
-        if not isinstance(doc_id, str):
+    def __contains__(self, document_id: object) -> bool:
+        """Whether ``document_id`` is indexed; a non-string is never indexed."""
+        if not isinstance(document_id, str):
             return False
-        return self._page_count(doc_id) is not None
+        return self._page_count(document_id) is not None
 
-    def page_count(self, doc_id: str) -> int:
-        """How many pages are indexed under ``doc_id``.
+    def page_count(self, document_id: str) -> int:
+        """How many pages are indexed under ``document_id``.
 
         Raises:
             NoMatchError: the document is not indexed.
-            TypeError: ``doc_id`` is not a string.
+            TypeError: ``document_id`` is not a string.
         """
-        if not isinstance(doc_id, str):
-            raise TypeError(f"doc_id must be a string, got {type(doc_id).__name__}.")
-        count = self._page_count(doc_id)
+        if not isinstance(document_id, str):
+            raise TypeError(f"document_id must be a string, got {type(document_id).__name__}.")
+        count = self._page_count(document_id)
         if count is None:
-            raise not_indexed(doc_id)
+            raise not_indexed(document_id)
         return count
 
-    def _page_count(self, doc_id: str) -> int | None:
+    def _page_count(self, document_id: str) -> int | None:
         def read() -> int | None:
             with self._connection() as conn:
                 row = conn.execute(
                     sql.SQL("SELECT page_count FROM {} WHERE doc_key = %s").format(self._table("pi_docs")),
-                    (_doc_key(doc_id),),
+                    (_doc_key(document_id),),
                 ).fetchone()
             return None if row is None else int(row[0])
 
         return self._call("read", read)
 
-    def doc_ids(self) -> list[str]:
+    def document_ids(self) -> list[str]:
         """Every indexed document id, sorted."""
 
         def read() -> list[str]:
@@ -516,8 +518,8 @@ class PostgresPageRetriever(BasePageRetriever):
         return self._call("read", read)
 
     @contextmanager
-    def _view(self, doc_id: str) -> Iterator[DocumentView | None]:
-        key = _doc_key(doc_id)
+    def _view(self, document_id: str) -> Iterator[DocumentView | None]:
+        key = _doc_key(document_id)
         with self._connection() as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             row = conn.execute(
@@ -552,7 +554,7 @@ class PostgresPageRetriever(BasePageRetriever):
             tokens[word] = tuple(parts if parts and len(parts) < len(lexemes) else lexemes)
         return tokens
 
-    def _highlight(self, doc_id: str, page_number: int, words: Sequence[str], size: int) -> str:
+    def _highlight(self, document_id: str, page_number: int, words: Sequence[str], size: int) -> str:
         most = max(size, 2)
         options = (
             f'StartSel="{_OPEN}", StopSel="{_CLOSE}", MaxWords={most}, MinWords={max(1, most // 2)}, '
@@ -576,7 +578,7 @@ class PostgresPageRetriever(BasePageRetriever):
                     "config": self.text_search_config,
                     "query": _tsquery(lexemes),
                     "options": options,
-                    "key": _doc_key(doc_id),
+                    "key": _doc_key(document_id),
                     "page": page_number,
                 },
             ).fetchone()

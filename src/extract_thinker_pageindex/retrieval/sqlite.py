@@ -47,7 +47,7 @@ __all__ = [
 ]
 
 
-def _doc_key(doc_id: str) -> str | bytes:
+def _doc_key(document_id: str) -> str | bytes:
     """How a document id is stored and looked up.
 
     An id UTF-8 can encode is stored as text. Any other (one holding lone surrogates, as a file name read
@@ -55,13 +55,13 @@ def _doc_key(doc_id: str) -> str | bytes:
     equal to a text id, because SQLite never finds a BLOB equal to a TEXT value.
 
     Raises:
-        TypeError: ``doc_id`` is not a string.
+        TypeError: ``document_id`` is not a string.
     """
-    if not isinstance(doc_id, str):
-        raise TypeError(f"doc_id must be a string, got {type(doc_id).__name__}.")
-    if SURROGATE.search(doc_id) is None:
-        return doc_id
-    return doc_id.encode("utf-8", "surrogatepass")
+    if not isinstance(document_id, str):
+        raise TypeError(f"document_id must be a string, got {type(document_id).__name__}.")
+    if SURROGATE.search(document_id) is None:
+        return document_id
+    return document_id.encode("utf-8", "surrogatepass")
 
 
 def _doc_id(key: str | bytes) -> str:
@@ -73,8 +73,9 @@ class SQLitePageRetriever(BasePageRetriever):
     """A local full-text index of document pages, on SQLite FTS5.
 
     Args:
-        path: ``":memory:"`` (the default) for an index that lives as long as the object, or a file path
-            for one that persists and can be shared by several processes.
+        database: ``":memory:"`` (the default) for an index that lives as long as the object, or a file
+            path for one that persists and can be shared by several processes (ExtractThinker's own
+            retriever's first argument, spelled the same).
         timeout: Seconds to wait for another process's write lock before giving up.
         read_only: Open an existing retriever file for searching only. A file (or folder) this process
             cannot write is opened read-only without asking; :attr:`read_only` says which happened.
@@ -83,7 +84,7 @@ class SQLitePageRetriever(BasePageRetriever):
             it, such a file is refused and left untouched.
 
     Raises:
-        InvalidOptionError: ``path`` holds a NUL character, ``timeout`` is not a finite number of 0 or
+        InvalidOptionError: ``database`` holds a NUL character, ``timeout`` is not a finite number of 0 or
             more, or ``read_only=True`` names no existing file.
         IndexFormatError: the file is not SQLite, is damaged, holds an index of another schema version,
             has a table named like the retriever's with another layout, holds other tables without
@@ -93,7 +94,7 @@ class SQLitePageRetriever(BasePageRetriever):
 
     Thread and process rules: one retriever may be shared by any number of threads (calls are serialised
     on one connection); several processes may open the same file (WAL journal, busy timeout). Re-indexing
-    a ``doc_id`` replaces its pages in one transaction, so a search sees the old pages or the new ones,
+    a ``document_id`` replaces its pages in one transaction, so a search sees the old pages or the new ones,
     never a mix. Every SQLite error is raised as the project's error naming the file (a
     :class:`RetrieverError`, or an :class:`IndexFormatError` for a damaged file); a write that fails (a full
     disk, say) changes nothing. Use it as a context manager, or call :meth:`close`.
@@ -101,7 +102,7 @@ class SQLitePageRetriever(BasePageRetriever):
 
     def __init__(
         self,
-        path: str | os.PathLike[str] = ":memory:",
+        database: str | os.PathLike[str] = ":memory:",
         *,
         timeout: float = 30.0,
         read_only: bool = False,
@@ -111,23 +112,24 @@ class SQLitePageRetriever(BasePageRetriever):
         synonyms: Mapping[str, Iterable[str]] | None = None,
     ) -> None:
         super().__init__(ranking=ranking, profile=profile, synonyms=synonyms)
-        self.path = database_path(path)
+        #: The database file (or ``":memory:"``), as a string.
+        self.database = database_path(database)
         self.timeout = timeout
         self._busy_timeout = busy_timeout_ms(timeout)
         self.allow_foreign_tables = bool(allow_foreign_tables)
-        self._memory = self.path in (":memory:", "") or self.path.startswith("file::memory:")
+        self._memory = self.database in (":memory:", "") or self.database.startswith("file::memory:")
         self._lock = threading.RLock()
         self._closed = True  # until the connection is open and set up
         self._conn: sqlite3.Connection
-        exists = not self._memory and os.path.isfile(self.path)
+        exists = not self._memory and os.path.isfile(self.database)
         if read_only and not exists:
             raise InvalidOptionError(
-                f"read_only=True opens an existing retriever database, and {self.path!r} is no file; "
+                f"read_only=True opens an existing retriever database, and {self.database!r} is no file; "
                 "check the path, or drop read_only to create one."
             )
         reason = "it was opened with read_only=True" if read_only else None
         if reason is None and exists:
-            reason = unwritable_reason(self.path)
+            reason = unwritable_reason(self.database)
         #: Whether the database was opened for searching only (``index`` and ``delete`` then raise).
         self.read_only = reason is not None
         self._read_only_reason = reason or ""
@@ -148,7 +150,7 @@ class SQLitePageRetriever(BasePageRetriever):
 
     def _open(self) -> None:
         """Connect and set up; on failure nothing stays open and the file is as it was."""
-        self._conn = connect(self.path, timeout_ms=self._busy_timeout, read_only=self.read_only)
+        self._conn = connect(self.database, timeout_ms=self._busy_timeout, read_only=self.read_only)
         try:
             self._setup()
         except BaseException:
@@ -161,7 +163,7 @@ class SQLitePageRetriever(BasePageRetriever):
         conn.execute(f"PRAGMA busy_timeout = {self._busy_timeout}")
         prepare_schema(
             conn,
-            self.path,
+            self.database,
             memory=self._memory,
             read_only_reason=self._read_only_reason if self.read_only else None,
             allow_foreign_tables=self.allow_foreign_tables,
@@ -193,7 +195,7 @@ class SQLitePageRetriever(BasePageRetriever):
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else ("open read-only" if self.read_only else "open")
-        return f"SQLitePageRetriever({self.path!r}, {state})"
+        return f"SQLitePageRetriever({self.database!r}, {state})"
 
     def _check_open(self) -> None:
         if self._closed:
@@ -201,7 +203,7 @@ class SQLitePageRetriever(BasePageRetriever):
 
     def _error(self, exc: sqlite3.Error, action: str) -> IndexFormatError | RetrieverError:
         """The project's error for an SQLite error met while doing ``action``: see :func:`translate_error`."""
-        return translate_error(exc, action, path=self.path, timeout=self.timeout)
+        return translate_error(exc, action, path=self.database, timeout=self.timeout)
 
     @contextmanager
     def _session(self, action: str) -> Iterator[sqlite3.Connection]:
@@ -214,12 +216,12 @@ class SQLitePageRetriever(BasePageRetriever):
                 raise self._error(exc, action) from exc
 
     def _subject(self) -> str:
-        return f"The retriever database {self.path!r}"
+        return f"The retriever database {self.database!r}"
 
     # -- writing --------------------------------------------------------------------------------------
 
-    def _write(self, doc_id: str, rows: list[PageRow]) -> None:
-        key = _doc_key(doc_id)
+    def _write(self, document_id: str, rows: list[PageRow]) -> None:
+        key = _doc_key(document_id)
         with self._session("write to") as conn:
             self._check_writable()
             with write_transaction(conn):
@@ -252,8 +254,8 @@ class SQLitePageRetriever(BasePageRetriever):
         conn.execute("DELETE FROM pi_docs WHERE doc_id = ?", (key,))
         return True
 
-    def _remove(self, doc_id: str) -> bool:
-        key = _doc_key(doc_id)
+    def _remove(self, document_id: str) -> bool:
+        key = _doc_key(document_id)
         with self._session("write to") as conn:
             self._check_writable()
             with write_transaction(conn):
@@ -261,30 +263,30 @@ class SQLitePageRetriever(BasePageRetriever):
 
     # -- reading --------------------------------------------------------------------------------------
 
-    def __contains__(self, doc_id: object) -> bool:
-        """Whether ``doc_id`` is indexed; a non-string is never indexed."""
-        if not isinstance(doc_id, str):
+    def __contains__(self, document_id: object) -> bool:
+        """Whether ``document_id`` is indexed; a non-string is never indexed."""
+        if not isinstance(document_id, str):
             return False
-        key = _doc_key(doc_id)
+        key = _doc_key(document_id)
         with self._session("read") as conn:
             row = conn.execute("SELECT 1 FROM pi_docs WHERE doc_id = ?", (key,)).fetchone()
         return row is not None
 
-    def page_count(self, doc_id: str) -> int:
-        """How many pages are indexed under ``doc_id``.
+    def page_count(self, document_id: str) -> int:
+        """How many pages are indexed under ``document_id``.
 
         Raises:
             NoMatchError: the document is not indexed.
-            TypeError: ``doc_id`` is not a string.
+            TypeError: ``document_id`` is not a string.
         """
-        key = _doc_key(doc_id)
+        key = _doc_key(document_id)
         with self._session("read") as conn:
             row = conn.execute("SELECT page_count FROM pi_docs WHERE doc_id = ?", (key,)).fetchone()
         if row is None:
-            raise not_indexed(doc_id)
+            raise not_indexed(document_id)
         return int(row[0])
 
-    def doc_ids(self) -> list[str]:
+    def document_ids(self) -> list[str]:
         """Every indexed document id, sorted."""
         with self._session("read") as conn:
             return sorted(_doc_id(row[0]) for row in conn.execute("SELECT doc_id FROM pi_docs"))
@@ -306,8 +308,8 @@ class SQLitePageRetriever(BasePageRetriever):
         }
 
     @contextmanager
-    def _view(self, doc_id: str) -> Iterator[_FTS5Statistics | None]:
-        key = _doc_key(doc_id)
+    def _view(self, document_id: str) -> Iterator[_FTS5Statistics | None]:
+        key = _doc_key(document_id)
         with self._session("read") as conn, read_transaction(conn):
             row = conn.execute(
                 "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (key,)
@@ -325,8 +327,8 @@ class SQLitePageRetriever(BasePageRetriever):
             ]
             yield _FTS5Statistics(conn, first_row, page_count, facts)
 
-    def _highlight(self, doc_id: str, page_number: int, words: Sequence[str], size: int) -> str:
-        key = _doc_key(doc_id)
+    def _highlight(self, document_id: str, page_number: int, words: Sequence[str], size: int) -> str:
+        key = _doc_key(document_id)
         expression = " OR ".join(fts_quote(term) for term in words)
         # One read transaction: the page range and the page's text come from the same version, even while
         # another connection re-indexes the document.

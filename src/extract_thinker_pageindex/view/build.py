@@ -94,7 +94,7 @@ def view_index(
     source: str | os.PathLike[str] | None = None,
     output: str | os.PathLike[str] | None = None,
     query: str | None = None,
-    max_pages: int = 3,
+    max_pages: int = 5,
     embed_images: bool = False,
     dpi: int = 96,
     password: str | None = None,
@@ -138,12 +138,12 @@ def view_index(
             or a file that is not a view; its pictures folder is not one the view made; or the view cannot
             be written there. Nothing that was there is changed.
     """
+    from ..retrieval.base import check_max_pages
     from ..store import load_index
     from .html import html_pieces
     from .pictures import find_source, source_beside, source_kind
 
-    if isinstance(max_pages, bool) or not isinstance(max_pages, int) or max_pages < 1:
-        raise InvalidOptionError(f"max_pages must be a whole number of at least 1; got {max_pages!r}.")
+    check_max_pages(max_pages)
     if isinstance(dpi, bool) or not isinstance(dpi, int) or not 1 <= dpi <= 600:
         raise InvalidOptionError(f"dpi must be a whole number from 1 to 600; got {dpi!r}.")
     if query is not None:
