@@ -335,7 +335,7 @@ def test_progress_and_retriever_see_each_document_as_it_finishes(corpus: Path, t
         ({"model_rate": 0, "model": MODEL}, InvalidOptionError, "model_rate must be"),
         ({"model_rate": 2}, InvalidOptionError, "pass model= as well"),
         ({"address": "auto"}, InvalidOptionError, "engine='ray'"),
-        ({"retriever": object()}, InvalidOptionError, "index\\(doc_id, pages\\)"),
+        ({"retriever": object()}, InvalidOptionError, "index\\(document_id, pages\\)"),
         ({"doc_name": "x"}, InvalidOptionError, "sets doc_name per document"),
         ({"strategy": "magic"}, UnsupportedFormatError, "strategy must be one of"),
         ({"parallel": 0}, InvalidOptionError, "parallel must be"),

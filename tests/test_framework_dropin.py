@@ -226,6 +226,22 @@ def test_the_wrapper_takes_the_loaders_vision_mode_and_passes_settings_on() -> N
     loader.close()
 
 
+def test_the_wrapped_loaders_vision_mode_decides_whether_pages_are_drawn(three_pages: Path) -> None:
+    inner = DocumentLoaderPyMuPDF()
+    inner.set_vision_mode(True)
+    with DocumentLoaderRAG(inner, "third") as loader:
+        assert "image" in loader.load(str(three_pages))[0]
+        inner.set_vision_mode(False)  # turned off on the wrapped loader itself, after wrapping
+        assert "image" not in loader.load(str(three_pages))[0]
+
+
+def test_the_framework_retrieval_module_names_import_from_ours() -> None:
+    from extract_thinker_pageindex import retrieval  # for `from extract_thinker.retrieval import ...`
+
+    assert retrieval.DocumentLoaderRAG is DocumentLoaderRAG
+    assert retrieval.PageMatch is PageMatch and retrieval.SQLitePageRetriever is SQLitePageRetriever
+
+
 # -- load_pages on the loaders ---------------------------------------------------------------------------
 
 

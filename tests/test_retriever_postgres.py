@@ -531,9 +531,9 @@ class CallerRetriever(PostgresPageRetriever):
         super().__init__(*args, **options)
         self.indexed: list[str] = []
 
-    def index(self, doc_id: str, pages: Any) -> None:
-        self.indexed.append(doc_id)
-        super().index(doc_id, pages)
+    def index(self, document_id: str, pages: Any) -> None:
+        self.indexed.append(document_id)
+        super().index(document_id, pages)
 
 
 def two_documents(folder: Path) -> Path:

@@ -477,7 +477,7 @@ def index_documents(
         model_rate: The most model calls in flight at once, across all workers (and, with ``"ray"``, every
             machine and every run using the same model on the cluster). ``None``: no limit beyond each
             document's ``parallel``.
-        retriever: An object with ``index(doc_id, pages)`` (a :class:`SQLitePageRetriever`, or a
+        retriever: An object with ``index(document_id, pages)`` (a :class:`SQLitePageRetriever`, or a
             :class:`PostgresPageRetriever` that workers on other machines search too): each indexed or
             skipped document's pages are added as it finishes, under its name. A retriever whose
             ``shared_across_machines`` is true (PostgreSQL) is written by the workers themselves, each
@@ -502,7 +502,7 @@ def index_documents(
     """
     if retriever is not None and not callable(getattr(retriever, "index", None)):
         raise InvalidOptionError(
-            f"retriever must have an index(doc_id, pages) method; got {type(retriever).__name__}."
+            f"retriever must have an index(document_id, pages) method; got {type(retriever).__name__}."
         )
     workers, model_rate = check_run(
         out_dir, engine=engine, workers=workers, address=address, model_rate=model_rate, options=options

@@ -9,7 +9,7 @@ either the project's base class or the builtin they already handle::
     ├── DocumentLoadError (ValueError)        the source cannot be read (missing, corrupt, encrypted)
     │   └── EmptyDocumentError                the source has no content to index
     ├── PageSpecError (ValueError)            a page selection is malformed or out of range
-    ├── NoMatchError (LookupError)            retrieval found no page for the query
+    ├── NoMatchError (LookupError, ValueError) retrieval found no page for the query
     ├── ModelRequiredError (ValueError)       the work needs a model and none was configured
     ├── LLMExtractionError (RuntimeError)     a model call failed or answered unusably
     ├── IndexFormatError (ValueError)         a saved .pageindex directory is invalid

@@ -108,6 +108,8 @@ class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
             )
             cache_ttl, password, tables = options.cache_ttl, options.password, options.extract_tables
             include_bbox, dpi, vision = options.include_bbox, options.dpi, options.vision_enabled
+        else:  # the keywords pass the config's checks too ("dpi must be a positive integer")
+            PyMuPDFConfig(cache_ttl=cache_ttl, password=password, extract_tables=tables, dpi=dpi)
         super().__init__(content, cache_ttl)
         self.cache_ttl = cache_ttl
         self.pages = pages

@@ -190,7 +190,8 @@ class DocumentLoaderRAG(PageSelection, DocumentLoader):
             self.last_matches = []
         # In vision mode, a loader that loads in two steps (this package's) gives its text first and then
         # draws only the pages kept: a 136-page filing was drawn whole (38 s, 30 MB of PNG) to keep 3.
-        two_step = bool(self.vision_mode or getattr(self.loader, "vision_mode", False)) and all(
+        # The wrapped loader's own vision mode decides (set_vision_mode on this wrapper is passed on to it).
+        two_step = bool(getattr(self.loader, "vision_mode", False)) and all(
             callable(getattr(self.loader, name, None)) for name in ("load_text", "page_images")
         )
         loaded = self.loader.load_text(source) if two_step else self.loader.load(source)
