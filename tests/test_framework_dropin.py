@@ -276,6 +276,24 @@ def test_a_position_past_the_end_says_how_many_pages_there_are(three_pages: Path
         DocumentLoaderPyMuPDF().load_pages(str(three_pages), [4])
 
 
+def test_a_recent_load_is_served_from_the_loaders_cache_until_the_file_changes(make_pdf) -> None:
+    path = make_pdf(["alpha page", "beta page"], name="cached.pdf")
+    loader = DocumentLoaderPyMuPDF()
+    first = loader.load(str(path))
+    first[0]["content"] = "edited by the caller"  # each load gets its own page dicts...
+    again = loader.load(str(path))
+    assert "alpha page" in again[0]["content"]
+    assert again[0]["tables"] is first[0]["tables"]  # ...of one cached read
+    assert loader.load(path.read_bytes())[0]["tables"] is not first[0]["tables"]  # another key: read
+    make_pdf(["a third text, longer than the others"], name="cached.pdf")  # the file changed: read again
+    changed = loader.load(str(path))
+    assert "third text" in changed[0]["content"] and changed[0]["tables"] is not first[0]["tables"]
+    loader.set_vision_mode(True)
+    assert "image" in loader.load(str(path))[0]  # vision mode is part of the key
+    loader.set_vision_mode(False)
+    assert "image" not in loader.load(str(path))[0]
+
+
 # -- end to end, with ExtractThinker's Extractor ----------------------------------------------------------
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import hashlib
+import os
+import threading
+from collections.abc import Callable, Sequence
 from io import BytesIO
 from typing import Any, ClassVar
 
+from cachetools import TTLCache
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
 from ..errors import InvalidOptionError
@@ -16,7 +20,12 @@ from ..pdf_pages import page_image_png, read_pdf_pages
 from .pymupdf_config import PyMuPDFConfig, PyMuPDFConfigLike, as_pymupdf_config
 from .selection import PageSelection
 
-__all__ = ["DocumentLoaderPyMuPDF"]
+__all__ = ["CACHED_DOCUMENTS", "DocumentLoaderPyMuPDF"]
+
+#: How many documents' loads a loader keeps (for ``cache_ttl`` seconds): a document loaded again soon
+#: (``load_pages`` after ``load``, the extractor's second look) is not read again, and a long run over
+#: many documents holds a few of them, not all (pages with images are megabytes each).
+CACHED_DOCUMENTS = 4
 
 
 class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
@@ -112,6 +121,8 @@ class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
             PyMuPDFConfig(cache_ttl=cache_ttl, password=password, extract_tables=tables, dpi=dpi)
         super().__init__(content, cache_ttl)
         self.cache_ttl = cache_ttl
+        self._loads: TTLCache[tuple[Any, ...], list[dict[str, Any]]] = TTLCache(CACHED_DOCUMENTS, cache_ttl)
+        self._loads_lock = threading.Lock()
         self.pages = pages
         self.password = password
         self.tables = tables
@@ -165,15 +176,20 @@ class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
         Warns:
             PageIndexWarning: scanned pages were met and no OCR engine is installed, or OCR failed on a page.
         """
-        return read_pdf_pages(
+        image_dpi = self.dpi if self.vision_mode else None
+        return self._cached(
             source,
-            pages=self.pages,
-            password=self.password,
-            tables=self.tables,
-            regions=self.include_bbox,
-            image_dpi=self.dpi if self.vision_mode else None,
-            image_max_side=self.max_image_size,
-            ocr=self.ocr,
+            ("load", image_dpi, self.max_image_size if image_dpi else None),
+            lambda: read_pdf_pages(
+                source,
+                pages=self.pages,
+                password=self.password,
+                tables=self.tables,
+                regions=self.include_bbox,
+                image_dpi=image_dpi,
+                image_max_side=self.max_image_size,
+                ocr=self.ocr,
+            ),
         )
 
     def load_text(self, source: PdfSource) -> list[dict[str, Any]]:
@@ -184,15 +200,45 @@ class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
         Raises:
             As :meth:`load`.
         """
-        return read_pdf_pages(
+        return self._cached(
             source,
-            pages=self.pages,
-            password=self.password,
-            tables=self.tables,
-            regions=self.include_bbox,
-            image_dpi=None,
-            ocr=self.ocr,
+            ("text",),
+            lambda: read_pdf_pages(
+                source,
+                pages=self.pages,
+                password=self.password,
+                tables=self.tables,
+                regions=self.include_bbox,
+                image_dpi=None,
+                ocr=self.ocr,
+            ),
         )
+
+    def _cached(
+        self, source: PdfSource, kind: tuple[Any, ...], read: Callable[[], list[dict[str, Any]]]
+    ) -> list[dict[str, Any]]:
+        """The pages of ``source`` from the loader's cache of recent loads, or read (and kept) now. The
+        key holds the file's identity (path, size and modification time, or the bytes' hash) and every
+        option that changes the pages; each call gets its own copies of the page dicts."""
+        identity = _source_identity(source)
+        if identity is None:
+            return read()
+        key = (
+            identity,
+            kind,
+            repr(self.pages),
+            self.password,
+            self.tables,
+            self.include_bbox,
+            repr(sorted(self.ocr.key().items())),
+        )
+        with self._loads_lock:
+            pages = self._loads.get(key)
+        if pages is None:
+            pages = read()
+            with self._loads_lock:
+                self._loads[key] = pages
+        return [dict(page) for page in pages]
 
     def page_images(self, source: PdfSource, page_numbers: Sequence[int]) -> dict[int, bytes]:
         """The PNG images :meth:`load` attaches in vision mode, of the pages numbered ``page_numbers``
@@ -242,3 +288,18 @@ def _refuse_both_ways(keywords: dict[str, tuple[bool, str, Any]]) -> None:
             f"DocumentLoaderPyMuPDF got a config and {shown}, which the config sets too; pass each option "
             "one way: in the config, or as a keyword without a config."
         )
+
+
+def _source_identity(source: PdfSource) -> tuple[Any, ...] | None:
+    """What names a source's content for the load cache, or ``None`` when it cannot be told (no such
+    file: the read reports it)."""
+    if isinstance(source, BytesIO):
+        return ("bytes", hashlib.sha256(source.getbuffer()).hexdigest())
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return ("bytes", hashlib.sha256(source).hexdigest())
+    try:
+        path = os.fspath(source)
+        status = os.stat(path)
+    except (TypeError, ValueError, OSError):
+        return None
+    return ("file", os.path.realpath(path), status.st_size, status.st_mtime_ns)
