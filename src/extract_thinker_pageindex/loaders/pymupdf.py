@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from io import BytesIO
 from typing import Any, ClassVar
 
@@ -176,21 +176,7 @@ class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
         Warns:
             PageIndexWarning: scanned pages were met and no OCR engine is installed, or OCR failed on a page.
         """
-        image_dpi = self.dpi if self.vision_mode else None
-        return self._cached(
-            source,
-            ("load", image_dpi, self.max_image_size if image_dpi else None),
-            lambda: read_pdf_pages(
-                source,
-                pages=self.pages,
-                password=self.password,
-                tables=self.tables,
-                regions=self.include_bbox,
-                image_dpi=image_dpi,
-                image_max_side=self.max_image_size,
-                ocr=self.ocr,
-            ),
-        )
+        return self._cached(source, self.dpi if self.vision_mode else None)
 
     def load_text(self, source: PdfSource) -> list[dict[str, Any]]:
         """The pages as :meth:`load` gives them, without images whatever the vision mode: the first step of
@@ -200,32 +186,33 @@ class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
         Raises:
             As :meth:`load`.
         """
-        return self._cached(
-            source,
-            ("text",),
-            lambda: read_pdf_pages(
+        return self._cached(source, None)
+
+    def _cached(self, source: PdfSource, image_dpi: int | None) -> list[dict[str, Any]]:
+        """The pages of ``source`` (with images at ``image_dpi``, or none) from the loader's cache of recent
+        loads, or read (and kept) now. The key holds the file's identity (path, size and modification
+        time, or the bytes' hash) and every option that changes the pages; each call gets its own copies
+        of the page dicts."""
+
+        def read() -> list[dict[str, Any]]:
+            return read_pdf_pages(
                 source,
                 pages=self.pages,
                 password=self.password,
                 tables=self.tables,
                 regions=self.include_bbox,
-                image_dpi=None,
+                image_dpi=image_dpi,
+                image_max_side=self.max_image_size,
                 ocr=self.ocr,
-            ),
-        )
+            )
 
-    def _cached(
-        self, source: PdfSource, kind: tuple[Any, ...], read: Callable[[], list[dict[str, Any]]]
-    ) -> list[dict[str, Any]]:
-        """The pages of ``source`` from the loader's cache of recent loads, or read (and kept) now. The
-        key holds the file's identity (path, size and modification time, or the bytes' hash) and every
-        option that changes the pages; each call gets its own copies of the page dicts."""
         identity = _source_identity(source)
         if identity is None:
             return read()
         key = (
             identity,
-            kind,
+            image_dpi,
+            self.max_image_size if image_dpi else None,
             repr(self.pages),
             self.password,
             self.tables,
