@@ -24,7 +24,12 @@ Printed, in order:
 When ``Ranking`` is not importable (a retriever from before it), the ablation shows today's retriever only
 and cross-validation is skipped, each with a note.
 
-Usage: python benchmarks/retrieval.py ../shared/eval/financebench [--no-ablation] [--no-cv] [--json OUT]
+With several data folders (by default every set of ../shared/eval with ``questions.jsonl``), each set is
+run and printed in turn, then a table puts every ablation row of every set side by side (ΔR@5 and ΔR@10
+against the defaults), with a sign test per mechanism over all sets' questions: how many questions the
+mechanism brings into the top 5 and how many it pushes out.
+
+Usage: python benchmarks/retrieval.py [DATA_DIR ...] [--no-ablation] [--no-cv] [--json OUT] [--plot PNG]
 Peers: pip install bm25s PyStemmer (bm25s is skipped, with a note, when it is not importable).
 """
 
@@ -35,6 +40,7 @@ import dataclasses
 import inspect
 import itertools
 import json
+import math
 import os
 import random
 import re
@@ -49,6 +55,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from extract_thinker_pageindex import DocumentLoaderPyMuPDF, SQLitePageRetriever
 
+DEFAULT_EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"
 KS = (1, 3, 5, 10)
 DEPTH = max(KS)  # pages asked of every system per question
 GRID = (0.0, 0.25, 0.5, 0.75, 1.0)  # candidate values of each fitted weight, the default added
@@ -548,7 +555,12 @@ def run_json(run: Run) -> dict[str, Any]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("data_dir", type=Path, help="folder with questions.jsonl and pdfs/")
+    parser.add_argument(
+        "data_dirs",
+        nargs="*",
+        type=Path,
+        help="folders with questions.jsonl and pdfs/ (default: every set of ../shared/eval with questions)",
+    )
     parser.add_argument(
         "--ablation",
         action=argparse.BooleanOptionalAction,
@@ -559,16 +571,38 @@ def main() -> None:
         "--cv",
         action=argparse.BooleanOptionalAction,
         default=True,
-        help="5-fold cross-validation of the ranking weights (default: on)",
+        help="5-fold cross-validation of the ranking weights, per set (default: on)",
     )
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure to this JSON file")
     parser.add_argument(
-        "--plot", type=Path, metavar="PNG", help="also draw recall@k per system (needs matplotlib)"
+        "--plot", type=Path, metavar="PNG", help="also draw recall@k per system (needs matplotlib; first set)"
     )
     args = parser.parse_args()
-    questions = load_questions(args.data_dir)
+    data_dirs = args.data_dirs or [
+        folder for folder in sorted(DEFAULT_EVAL.glob("*")) if (folder / "questions.jsonl").is_file()
+    ]
+    if not data_dirs:
+        parser.error(f"no data folder given, and none with questions.jsonl in {DEFAULT_EVAL}")
+    reports: dict[str, dict[str, Any]] = {}
+    for number, data_dir in enumerate(data_dirs):
+        print(f"== {data_dir.name} ({data_dir})\n")
+        plot_to = args.plot if number == 0 else None
+        reports[data_dir.name] = run_set(data_dir, args, plot_to)
+        print()
+    report: dict[str, Any] = {"sets": reports}
+    if len(reports) > 1 or args.ablation:
+        report["across_sets"] = print_across_sets(reports)
+    if args.json is not None:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(report, indent=2, default=list) + "\n", encoding="utf-8")
+        print(f"(figures written to {args.json})")
+
+
+def run_set(data_dir: Path, args: argparse.Namespace, plot_to: Path | None) -> dict[str, Any]:
+    """Every figure of one eval set, printed; returned for the JSON report and the cross-set summary."""
+    questions = load_questions(data_dir)
     names = sorted({question.doc for question in questions})
-    texts, loader_rate, raw_rate = extract_pages(args.data_dir, names)
+    texts, loader_rate, raw_rate = extract_pages(data_dir, names)
     total_pages = sum(map(len, texts.values()))
     print(f"{len(questions)} questions over {len(names)} documents, {total_pages} pages\n")
     report: dict[str, Any] = {"questions": len(questions), "documents": len(names), "pages": total_pages}
@@ -592,7 +626,7 @@ def main() -> None:
         ]
 
     peer_systems: list[Any] = [
-        PageIndexRetriever(texts, args.data_dir),
+        PageIndexRetriever(texts, data_dir),
         FrameworkFTS5(texts),
         PlainFTS5(texts),
     ]
@@ -612,10 +646,10 @@ def main() -> None:
         print(f"  ours / {name}: {ratios}")
     report["ablation"] = {label: run_json(run) for label, run in rows}
     report["peers"] = {label: run_json(run) for label, run in peers}
-    if args.plot is not None:
+    if plot_to is not None:
         plot(
             {OurRetriever.name: full} | dict(peers),
-            args.plot,
+            plot_to,
             f"{len(questions)} questions, {total_pages:,} pages",
         )
 
@@ -649,10 +683,57 @@ def main() -> None:
         f"DocumentLoaderPyMuPDF: {loader_rate:,.0f} pages/s; raw page.get_text(): {raw_rate:,.0f} pages/s "
         f"(ratio {loader_rate / raw_rate:.2f})"
     )
-    if args.json is not None:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(report, indent=2, default=list) + "\n", encoding="utf-8")
-        print(f"(figures written to {args.json})")
+    report["question_ids"] = [question.id for question in questions]
+    return report
+
+
+def sign_test(better: int, worse: int) -> float:
+    """Two-sided exact sign test: the chance of a split at least this uneven if either way were a coin."""
+    total = better + worse
+    if total == 0:
+        return 1.0
+    tail = sum(math.comb(total, i) for i in range(min(better, worse) + 1)) / 2**total
+    return min(1.0, 2 * tail)
+
+
+def print_across_sets(reports: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Each ablation row on every set side by side (ΔR@5 and ΔR@10 against the defaults), with a sign test
+    over every question of every set: at k = 5, the questions the mechanism puts in the top 5 and its
+    absence drops (helps), and the reverse (hurts)."""
+    labels = list(next(iter(reports.values()))["ablation"])
+    names = list(reports)
+    print("== Across the sets: each mechanism switched off, ΔR@5 / ΔR@10 per set against the defaults")
+    header = f"{'variant':40}" + "".join(f"{name[:22]:>24}" for name in names) + "  helps hurts  sign p"
+    print(header)
+    print("-" * len(header))
+    summary: dict[str, Any] = {}
+    for label in labels[1:]:
+        cells, helps, hurts = [], 0, 0
+        for name in names:
+            ablation = reports[name]["ablation"]
+            full, variant = ablation[labels[0]], ablation.get(label)
+            if variant is None:
+                cells.append(f"{'-':>24}")
+                continue
+            deltas = [variant["recall"][str(k)] - full["recall"][str(k)] for k in (5, 10)]
+            cells.append(f"{f'{deltas[0]:+.3f} / {deltas[1]:+.3f}':>24}")
+            for qid in reports[name]["question_ids"]:
+                with_it, without = _hit(full, qid, 5), _hit(variant, qid, 5)
+                helps += with_it and not without
+                hurts += without and not with_it
+        p_value = sign_test(helps, hurts)
+        summary[label] = {"helps": helps, "hurts": hurts, "sign_p": p_value}
+        print(f"{label[:40]:40}" + "".join(cells) + f"  {helps:5} {hurts:5}  {p_value:6.3g}")
+    print(
+        "(helps: questions with an evidence page in the top 5 with the mechanism and not without it; hurts: "
+        "the reverse; sign p: two-sided exact sign test over all sets' questions)"
+    )
+    return summary
+
+
+def _hit(run: dict[str, Any], qid: str, k: int) -> bool:
+    rank = run["first_evidence_rank"].get(qid)
+    return rank is not None and rank <= k
 
 
 if __name__ == "__main__":
