@@ -37,6 +37,19 @@ def test_search_markdown_as_json(capsys: pytest.CaptureFixture[str]) -> None:
     )
 
 
+def test_search_snippets_are_plain_text_without_the_pages_markdown(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = main(
+        ["search", str(SAMPLE / "service-agreement.md"), "-q", "governing law taxes", "-n", "3", "--json"]
+    )
+    snippets = [match["snippet"] for match in json.loads(capsys.readouterr().out)["matches"]]
+    assert code == 0 and len(snippets) == 3
+    for snippet in snippets:
+        assert "[" in snippet and "\n" not in snippet  # the matched words are marked, on one line
+        assert "#" not in snippet and "**" not in snippet and " - " not in snippet and "|" not in snippet
+
+
 def test_search_a_saved_page_index_as_its_source(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from extract_thinker_pageindex import index_document
 

@@ -506,11 +506,15 @@ def _search_pages(file: str, password: str | None, ocr: dict[str, Any]) -> list[
 
 
 def _matches(retriever: Any, doc_id: str, query: str, max_pages: int) -> list[dict[str, Any]]:
+    """The best pages with their extracts as plain text: the page's Markdown marks (``#``, ``-`` bullets,
+    ``**``, table pipes) dropped, as the view shows them; the matched words stay in ``[`` ``]``."""
+    from .view.snippets import plain_snippet
+
     return [
         {
             "page_number": match.page_number,
             "score": match.score,
-            "snippet": retriever.snippet(doc_id, match.page_number, query),
+            "snippet": plain_snippet(retriever.snippet(doc_id, match.page_number, query, lines=True)),
         }
         for match in retriever.search(doc_id, query, max_pages=max_pages)
     ]
