@@ -351,10 +351,19 @@ def page_matrix(page: Any, dpi: int, limits: ImageLimits = DEFAULT_IMAGE_LIMITS)
     return pymupdf.Matrix(zoom, zoom)
 
 
-def render_page_png(page: Any, dpi: int) -> bytes:
-    """The page as PNG bytes at ``dpi``, reduced to fit ``MAX_RENDER_SIDE`` and ``MAX_RENDER_PIXELS``
-    (call while holding ``PYMUPDF_LOCK``)."""
-    pixmap = page.get_pixmap(matrix=page_matrix(page, dpi), alpha=False)
+def render_page_png(page: Any, dpi: int, max_side: int | None = None) -> bytes:
+    """The page as PNG bytes at ``dpi``, reduced to fit ``MAX_RENDER_SIDE`` and ``MAX_RENDER_PIXELS``, and
+    to ``max_side`` pixels on its longer side when that is given (ExtractThinker's ``set_max_image_size``):
+    drawn at the smaller scale, not drawn large and shrunk (call while holding ``PYMUPDF_LOCK``)."""
+    matrix = page_matrix(page, dpi)
+    if max_side is not None:
+        pymupdf = load_pymupdf()
+
+        # MuPDF rounds the drawn size to whole pixels with a little tolerance, so the longer side comes
+        # out at exactly ``max_side``.
+        zoom = min(matrix.a, max_side / max(page.rect.width, page.rect.height, 1e-6))
+        matrix = pymupdf.Matrix(zoom, zoom)
+    pixmap = page.get_pixmap(matrix=matrix, alpha=False)
     return bytes(pixmap.tobytes("png"))
 
 

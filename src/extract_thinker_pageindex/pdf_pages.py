@@ -22,13 +22,12 @@ from .pdf import (
     find_tables,
     load_pymupdf,
     open_pdf,
-    page_matrix,
     pdf_errors,
     read_pdf_bytes,
     render_page_png,
 )
 
-__all__ = ["page_image_png", "read_pdf_pages"]
+__all__ = ["read_pdf_pages"]
 
 
 def _text_flags() -> int:
@@ -58,21 +57,6 @@ def _page_text_with_tables(page: Any, tables: list[Any], flags: int) -> str:
     for table in tables:
         pieces.append((table.bbox[1], table.bbox[0], table.to_markdown(clean=False).strip()))
     return _in_reading_order(pieces)
-
-
-def page_image_png(page: Any, dpi: int, max_side: int | None = None) -> bytes:
-    """The page as PNG bytes at ``dpi``, as ``render_page_png`` draws it, and no more than ``max_side``
-    pixels on its longer side when that is set (ExtractThinker's ``set_max_image_size``); drawn at the
-    smaller scale rather than drawn large and shrunk (call while holding ``PYMUPDF_LOCK``)."""
-    if max_side is None:
-        return render_page_png(page, dpi)
-    pymupdf = load_pymupdf()
-
-    # MuPDF rounds the drawn size to whole pixels with a little tolerance, so the longer side comes out
-    # at exactly ``max_side``.
-    zoom = min(page_matrix(page, dpi).a, max_side / max(page.rect.width, page.rect.height, 1e-6))
-    pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), alpha=False)
-    return bytes(pixmap.tobytes("png"))
 
 
 def _page_frame(page: Any) -> tuple[Any, float, float]:
@@ -206,7 +190,7 @@ def read_pdf_pages(
             if regions:
                 item["regions"] = _text_layer_regions(page, index + 1, flags)
             if image_dpi is not None:
-                item["image"] = page_image_png(page, image_dpi, image_max_side)
+                item["image"] = render_page_png(page, image_dpi, image_max_side)
             result.append(item)
         if settings.enabled:
             from .ocr.detect import needs_ocr

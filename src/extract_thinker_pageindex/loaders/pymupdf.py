@@ -16,7 +16,7 @@ from ..errors import InvalidOptionError
 from ..ocr.settings import DEFAULT_OCR_DPI, OcrEngine, OcrMode, ocr_settings
 from ..pages import PageSpec
 from ..pdf import PdfSource
-from ..pdf_pages import page_image_png, read_pdf_pages
+from ..pdf_pages import read_pdf_pages
 from .pymupdf_config import PyMuPDFConfig, PyMuPDFConfigLike, as_pymupdf_config
 from .selection import PageSelection
 
@@ -234,13 +234,13 @@ class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
         Raises:
             DocumentLoadError: the file cannot be read (as :meth:`load`).
         """
-        from ..pdf import PYMUPDF_LOCK, open_pdf
+        from ..pdf import PYMUPDF_LOCK, open_pdf, render_page_png
 
         if isinstance(source, BytesIO):
             source.seek(0)
         with open_pdf(source, password=self.password) as document, PYMUPDF_LOCK:
             return {
-                number: page_image_png(document[number - 1], self.dpi, self.max_image_size)
+                number: render_page_png(document[number - 1], self.dpi, self.max_image_size)
                 for number in dict.fromkeys(page_numbers)
                 if 1 <= number <= document.page_count
             }
