@@ -23,6 +23,7 @@ from .page_text import Page, page_facts, page_list, page_text_fields, title_zone
 from .profiles import FINANCE, GENERAL_SYNONYMS, RetrievalProfile
 from .query import QueryPlan, analyse_query, query_words
 from .ranking import Ranking
+from .references import EDGE_CHARS, Reference, caption_pages, find_references, pages_printed
 from .scoring import PageFacts, TermStatistics, boost_pages, score_pages
 
 __all__ = [
@@ -111,6 +112,15 @@ class DocumentView(Protocol):
     def statistics(self, tokens: Collection[str]) -> TermStatistics:
         """The term statistics of the pages for a query made of these tokens (fetched in one go, or as
         the scorer asks)."""
+        ...
+
+    def page_edges(self, chars: int) -> Sequence[tuple[int, str, str]]:
+        """``(page_number, head, tail)`` of every page: the first and last ``chars`` characters of its
+        body, where its printed page number stands (read only for a query that names a page)."""
+        ...
+
+    def page_bodies(self, pages: Collection[int]) -> dict[int, str]:
+        """The body text of these pages (read only for a query that names a table or figure)."""
         ...
 
 
@@ -284,17 +294,48 @@ class BasePageRetriever(ABC):
         return [PageMatch(page_number=page, score=-round(score, 6)) for page, score in ranked]
 
     def _score(self, view: DocumentView, query: str) -> dict[int, float]:
-        """Each page's score for the query (higher is better), pages without a query word left out."""
+        """Each page's score for the query (higher is better), pages without a query word left out
+        (unless the query names them: "page 17")."""
         kinds = self._kinds_asked(query, view.facts)
         plan = self.plan(query, profile=bool(kinds))
         if not plan.terms or view.page_count == 0:
             return {}
-        stems = self._stem(plan.words)
+        reference = find_references(query) if self.ranking.references else Reference()
+        label_words = [word for _, number in reference.labels for word in query_words(number)]
+        stems = self._stem([*plan.words, *label_words])
         statistics = view.statistics({token for tokens in stems.values() for token in tokens})
         scores = score_pages(statistics, plan, stems, view.page_count, proximity=self.ranking.proximity)
         if scores:
             boost_pages(plan, kinds, view.facts, scores, self.ranking)
+        if reference:
+            self._boost_named(view, statistics, stems, reference, scores)
         return scores
+
+    def _boost_named(
+        self,
+        view: DocumentView,
+        statistics: TermStatistics,
+        stems: Mapping[str, tuple[str, ...]],
+        reference: Reference,
+        scores: dict[int, float],
+    ) -> None:
+        """Raise the pages a query names (see :mod:`.references`) by a share of the best lexical score;
+        a named page without any query word becomes a candidate."""
+        best = max(scores.values(), default=0.0) or 1.0
+        boosts: dict[int, float] = {}
+        if reference.pages and self.ranking.reference_boost:
+            for page in pages_printed(reference, view.page_edges(EDGE_CHARS), view.page_count):
+                boosts[page] = self.ranking.reference_boost
+        if reference.labels and self.ranking.caption_boost:
+            holding: set[int] = set()
+            for _, number in reference.labels:
+                for word in query_words(number):
+                    if stems.get(word):
+                        holding |= {page for page, _ in statistics.term_hits(word, stems[word])}
+            for page in caption_pages(reference.labels, view.page_bodies(holding)):
+                boosts[page] = max(boosts.get(page, 0.0), self.ranking.caption_boost)
+        for page, share in boosts.items():
+            scores[page] = scores.get(page, 0.0) + best * share
 
     def _stem(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The index's tokens for each word (usually one stem), cached per retriever."""

@@ -608,6 +608,24 @@ class _PostgresView:
         self.facts: list[PageFacts] = [(page, kind, float(numeric)) for page, kind, numeric, _ in pages]
         self._lengths = {page: int(length) for page, _, _, length in pages}
 
+    def page_edges(self, chars: int) -> list[tuple[int, str, str]]:
+        rows = self._conn.execute(
+            sql.SQL(
+                "SELECT page, left(body, %s), right(body, %s) FROM {} WHERE doc_key = %s ORDER BY page"
+            ).format(self._retriever._table("pi_pages")),
+            (chars, chars, self._key),
+        ).fetchall()
+        return [(int(page), str(head), str(tail)) for page, head, tail in rows]
+
+    def page_bodies(self, pages: Collection[int]) -> dict[int, str]:
+        rows = self._conn.execute(
+            sql.SQL("SELECT page, body FROM {} WHERE doc_key = %s AND page = ANY(%s)").format(
+                self._retriever._table("pi_pages")
+            ),
+            (self._key, sorted(pages)),
+        ).fetchall()
+        return {int(page): str(body) for page, body in rows}
+
     def statistics(self, tokens: Collection[str]) -> PositionStatistics:
         occurrences: dict[int, dict[str, list[Occurrence]]] = {}
         if tokens:

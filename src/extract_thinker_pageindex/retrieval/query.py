@@ -46,9 +46,17 @@ _BOILERPLATE = re.compile(
     r"|round(?:ed|ing)? (?:your |the )?(?:answers? |results? )?to (?:the nearest )?\w+"
     r"(?: decimal places?| decimals?| digits?)?"
     r"|in (?:usd|us dollars|dollars|eur|euros)(?: (?:millions|billions|thousands))?"
-    r"|here'?s the question|the following question)\b",
+    r"|here'?s the question|the following question"
+    # How to write the answer down, in every domain: "Please write the answer in float format", "list the
+    # numbers in the list format by descending order", "e.g., ["2","1"]".
+    r"|(?:please )?(?:write|give|list|provide|return|express|present|output)(?: down)? (?:the |your )?"
+    r"(?:final )?(?:answers?|numbers?|results?|values?) (?:in|into|as|with|using)\b[^.?!]*"
+    r"|in (?:the )?(?:int|integer|float|string|list|json|percentage|decimal|numeric|number) format"
+    r"|in (?:ascending|descending|ascend|descend) order)\b",
     re.IGNORECASE,
 )
+# "e.g." and "i.e." with the example that follows in brackets or quotes: the form of an answer, not its place.
+_EXAMPLE = re.compile(r"(?<!\w)(?:e\.\s?g|i\.\s?e)\.,?(?:\s*\[[^\]]*\]|\s*\"[^\"]*\")?", re.IGNORECASE)
 # A question that asks for a figure, not for a passage.
 _ASKS_FIGURE = re.compile(
     r"\b(?:how (?:much|many)|amounts?|totals?|ratios?|margins?|percent(?:age)?s?|cagr|turnover|average"
@@ -171,8 +179,8 @@ def analyse_query(
     """
     text = query.replace("’", "'")
     # Boilerplate becomes a full stop, so no phrase is taken across the words it held.
-    content = _BOILERPLATE.sub(" . ", text) if instruction_words else text
-    written = query_words(content)
+    content = _BOILERPLATE.sub(" . ", _EXAMPLE.sub(" . ", text)) if instruction_words else text
+    written = query_words(content) or query_words(text)  # a query of nothing but boilerplate searches it
     if instruction_words:
         kept = [word for word in written if word not in INSTRUCTION_WORDS]
         written = kept or written  # a query of nothing but such words still searches them

@@ -31,6 +31,9 @@ class Ranking:
         numeric_density: A query that asks for a figure ("how much", "ratio", "total") prefers pages
             dense with numbers (tables, statements).
         proximity: Adjacent query words found near each other on a page add a bonus.
+        references: Pages a question names are candidates: "page 17" or "slide 5" raises the pages that
+            print that number (else the file's 17th page) by ``reference_boost``; "Table 3" or "Figure 2"
+            raises the pages whose caption starts with that label by ``caption_boost``.
         profile: The domain profile's page prior (a question about capital expenditure points to the cash
             flow statement): ``"auto"`` uses it only when both the document (pages of at least two of
             the profile's kinds, such as a balance sheet and a cash flow statement) and the query (a
@@ -43,6 +46,10 @@ class Ranking:
         numeric_boost: The most a page's density of numbers adds, as a share of the best lexical score.
         statement_boost: What a page of the statement the query points to adds, as a share of the best
             lexical score.
+        reference_boost: What a page the question names by its number adds, as a share of the best
+            lexical score: at 1 it ranks with the best page found by words, plus its own words.
+        caption_boost: What a page with the caption of a table or figure the question names adds, as a
+            share of the best lexical score.
     """
 
     query_weights: bool = True
@@ -50,10 +57,13 @@ class Ranking:
     title_zone: bool = True
     numeric_density: bool = True
     proximity: bool = True
+    references: bool = True
     profile: Literal["auto", "on", "off"] = "auto"
     expansion_weight: float = 0.75
     numeric_boost: float = 0.5
     statement_boost: float = 0.5
+    reference_boost: float = 1.0
+    caption_boost: float = 0.5
 
     def __post_init__(self) -> None:
         for field in fields(self):

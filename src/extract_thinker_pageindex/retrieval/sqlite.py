@@ -371,6 +371,27 @@ class _FTS5Statistics:
         """Itself: FTS5 is asked term by term, as the scorer goes."""
         return self
 
+    def page_edges(self, chars: int) -> list[tuple[int, str, str]]:
+        last_row = self.first_row + self.page_count - 1
+        rows = self.conn.execute(
+            "SELECT rowid, substr(body, 1, ?), substr(body, -?) FROM pi_fts WHERE rowid BETWEEN ? AND ?",
+            (chars, chars, self.first_row, last_row),
+        ).fetchall()
+        return [(rowid - self.first_row + 1, head, tail) for rowid, head, tail in rows]
+
+    def page_bodies(self, pages: Collection[int]) -> dict[int, str]:
+        wanted = sorted(page for page in pages if 1 <= page <= self.page_count)
+        found: dict[int, str] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            marks = ", ".join("?" * len(chunk))
+            for rowid, body in self.conn.execute(
+                f"SELECT rowid, body FROM pi_fts WHERE rowid IN ({marks})",
+                [self.first_row + page - 1 for page in chunk],
+            ):
+                found[rowid - self.first_row + 1] = body
+        return found
+
     def _rows(self, expression: str) -> list[tuple[int, float]]:
         last_row = self.first_row + self.page_count - 1
         return self.conn.execute(self._sql, (expression, self.first_row, last_row)).fetchall()

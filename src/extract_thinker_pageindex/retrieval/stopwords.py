@@ -10,10 +10,11 @@ _WORDS = """
 a about above after again against all also am among amongst an and any are as at be because been before
 being below between both but by can could d did do does doing down during each few for from further had
 has have having he her here hers herself him himself his how i if in into is it its itself just ll m may
-me might more most must my myself no nor not now of off on once only or other our ours ourselves out over
-own per please re s same shall she should so some such t than that the their theirs them themselves then
-there these they this those through to too under until up upon ve very via was we were what when where
-whether which while who whom why will with within without would y you your yours yourself yourselves
+many me might more most much must my myself no nor not now of off on once only or other our ours
+ourselves out over own per please re s same shall she should so some such t than that the their theirs
+them themselves then there these they this those through to too under until up upon ve very via was we
+were what when where whether which while who whom why will with within without would y you your yours
+yourself yourselves
 """
 
 ENGLISH_STOP_WORDS = frozenset(_WORDS.split())
