@@ -9,6 +9,7 @@ import pymupdf
 import pytest
 
 from extract_thinker_pageindex import DocumentLoaderPyMuPDF, DocumentLoaderRAG
+from extract_thinker_pageindex.retrieval.page_text import join_split_words
 from extract_thinker_pageindex.retrieval.query import analyse_query
 from extract_thinker_pageindex.retrieval.ranking import Ranking
 from extract_thinker_pageindex.retrieval.references import (
@@ -207,3 +208,53 @@ def test_how_to_write_the_answer_carries_no_weight(question: str, words: list[st
 
 def test_a_query_of_nothing_but_answer_instructions_still_searches_them():
     assert analyse_query("Please write the answer in int format").words
+
+
+# -- letter-spaced words, joined for the index only ----------------------------------------------------------
+
+
+def test_a_word_broken_before_its_last_letter_is_joined_where_the_document_prints_it_whole():
+    pages = [
+        "Consolidated Balance Shee t\nTotal assets 1,200",
+        "The balance sheet shows the sheet of accounts; a sheet. " * 3,
+        "SUMMARY BALANCE SHEE T\nthe ne t income, net of tax; net, net and net again, net",
+        "Regulation S-K applies, as regulation and regulation require; America N",
+        "P A C I F I C  O C E A N, on the Pacific coast",
+        "The M x N x K matrix",
+    ]
+    joined = join_split_words(pages)
+    assert joined[0] == "Consolidated Balance Sheet\nTotal assets 1,200"
+    assert joined[2] == "SUMMARY BALANCE SHEET\nthe net income, net of tax; net, net and net again, net"
+    assert joined[3] == pages[3]  # "regulation" is a word of its own; "America N" mixes cases
+    assert joined[4] == "PACIFIC  O C E A N, on the Pacific coast"  # "ocean" is printed nowhere whole
+    assert joined[5] == pages[5]
+    assert join_split_words(["no breaks here", ""]) == ["no breaks here", ""]
+
+
+def test_a_letter_spaced_title_is_found_but_the_page_keeps_its_text(make_retriever, tmp_path: Path):
+    path = tmp_path / "statements.pdf"
+    with pymupdf.open() as document:
+        for number in range(6):
+            page = document.new_page()
+            if number == 4:
+                # Drawn letter by letter with a gap before the last one, as designers space titles.
+                x = 72.0
+                for char in "Balance Shee":
+                    page.insert_text((x, 72), char, fontsize=14)
+                    x += pymupdf.get_text_length(char, fontsize=14)
+                page.insert_text((x + 6, 72), "t", fontsize=14)
+                page.insert_text((72, 110), "Total assets 1,200\nTotal liabilities 700")
+            else:
+                page.insert_text((72, 72), f"Note {number}: the balance sheet and the sheet of figures")
+        document.save(path)
+    pages = DocumentLoaderPyMuPDF().load(str(path))
+    assert "Shee t" in pages[4]["content"]  # what the model is given is not changed
+
+    retriever = make_retriever()
+    retriever.index("statements", pages)
+    assert 5 in [match.page_number for match in retriever.search("statements", "sheet", max_pages=6)]
+    assert "[Sheet]" in retriever.snippet("statements", 5, "balance sheet")
+
+    plain = make_retriever(ranking=Ranking(join_split_words=False))
+    plain.index("statements", pages)
+    assert 5 not in [match.page_number for match in plain.search("statements", "sheet", max_pages=6)]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from ..errors import InvalidOptionError, NoMatchError, RetrieverError
-from .page_text import Page, page_facts, page_list, page_text_fields, title_zone
+from .page_text import Page, join_split_words, page_facts, page_list, page_text_fields, title_zone
 from .profiles import FINANCE, GENERAL_SYNONYMS, RetrievalProfile
 from .query import QueryPlan, analyse_query, query_words
 from .ranking import Ranking
@@ -241,6 +241,10 @@ class BasePageRetriever(ABC):
         """
         check_doc_id(document_id)
         fields = [page_text_fields(page) for page in page_list(pages)]
+        if self.ranking.join_split_words:
+            # Letter-spaced words ("Balance Shee t") are joined in what is indexed, never in the pages.
+            bodies = join_split_words([body for body, _, _ in fields])
+            fields = [(body, *rest) for body, (_, *rest) in zip(bodies, fields, strict=True)]  # type: ignore[misc]
         if self.ranking.title_zone:
             # A page without a heading path gets its first heading-like lines as one: the title zone.
             fields = [

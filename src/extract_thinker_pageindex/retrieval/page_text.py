@@ -17,6 +17,7 @@ __all__ = [
     "WORD",
     "Page",
     "clean_text",
+    "join_split_words",
     "numeric_share",
     "page_facts",
     "page_list",
@@ -57,6 +58,76 @@ def title_zone(body: str) -> str:
             continue
         lines.append(text)
     return "\n".join(lines) if rest >= 2 else ""
+
+
+# A word broken before its last letter ("Shee t", "ne t", "SHEE T"), and a run of three or more letters
+# set one space apart ("P A C I F I C"): how PyMuPDF reads letter-spaced print. The scan looks for a lone
+# letter after a space (not "a", "I" or "A", which are words, nor an initial such as the "U" of "U.S."),
+# which keeps it cheap; the word before it is read only where one is found.
+_LONE_LETTER = re.compile(r" [b-hj-zB-HJ-Z](?![\w.'’&/-])")
+_HEAD = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}$")
+_SPACED = re.compile(r"(?<![^\W\d_] )\b[^\W\d_](?: [^\W\d_]){2,}\b(?! [^\W\d_]\b)")
+#: How many times more often the joined word must stand whole in the document than its broken head.
+JOIN_RATIO = 4
+
+
+def join_split_words(bodies: list[str]) -> list[str]:
+    """The pages' text with letter-spaced words joined again, for the index only (the text a model is
+    given is not changed): "Consolidated Balance Shee t" becomes "... Sheet" when the document prints
+    "sheet" whole at least :data:`JOIN_RATIO` times as often as "shee" (so "Regulation S" stays apart:
+    "regulation" is a word of its own there), and "P A C I F I C" becomes "PACIFIC" when the document
+    prints "pacific" whole elsewhere. Both parts must be of one case ("America N" stays)."""
+    breaks: list[list[tuple[int, str, str]]] = []  # per page: (the space's offset, head, tail)
+    spaced_pages: set[int] = set()
+    candidates: set[str] = set()
+    for number, body in enumerate(bodies):
+        found = []
+        for match in _LONE_LETTER.finditer(body):
+            space = match.start()
+            tail = body[space + 1]
+            before = body[space - 1] if space else " "
+            if space >= 2 and body[space - 2] == " " and before.isalpha():
+                spaced_pages.add(number)  # "... I C": a run of spaced letters
+                continue
+            if not _same_case(before, tail):
+                continue
+            word = _HEAD.search(body, max(0, space - 40), space)
+            if word is not None:
+                found.append((space, word.group(0), tail))
+                candidates.update((word.group(0).lower(), (word.group(0) + tail).lower()))
+        breaks.append(found)
+        if number in spaced_pages:
+            for match in _SPACED.finditer(body):
+                candidates.add(match.group(0).replace(" ", "").lower())
+    if not candidates:
+        return bodies
+    counts: dict[str, int] = dict.fromkeys(candidates, 0)
+    longest_first = sorted(candidates, key=len, reverse=True)
+    wanted = re.compile(r"\b(?:" + "|".join(map(re.escape, longest_first)) + r")\b")
+    for word in wanted.findall("\n".join(bodies).lower()):
+        counts[word] += 1
+
+    def spaced(match: re.Match[str]) -> str:
+        joined = match.group(0).replace(" ", "")
+        return joined if counts.get(joined.lower(), 0) >= 1 else match.group(0)
+
+    repaired = []
+    for number, (body, found) in enumerate(zip(bodies, breaks, strict=True)):
+        parts: list[str] = []
+        done = 0
+        for space, head, tail in found:
+            whole = counts.get((head + tail).lower(), 0)
+            if whole >= 2 and whole >= JOIN_RATIO * counts.get(head.lower(), 0):
+                parts.append(body[done:space])
+                done = space + 1  # the space goes
+        parts.append(body[done:])
+        text = "".join(parts) if done else body
+        repaired.append(_SPACED.sub(spaced, text) if number in spaced_pages else text)
+    return repaired
+
+
+def _same_case(last: str, tail: str) -> bool:
+    return (last.islower() and tail.islower()) or (last.isupper() and tail.isupper())
 
 
 def _running_text(line: str) -> bool:

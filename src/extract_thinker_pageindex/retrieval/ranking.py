@@ -28,6 +28,9 @@ class Ranking:
             too, with ``expansion_weight``.
         title_zone: The first heading-like lines of a page without a heading path are indexed as its
             title, weighted like headings. Acts when pages are indexed.
+        join_split_words: Letter-spaced words that PyMuPDF reads apart ("Balance Shee t", "P A C I F I C")
+            are joined in what is indexed (not in the pages a loader returns) when the document prints
+            the word whole elsewhere. Acts when pages are indexed.
         numeric_density: A query that asks for a figure ("how much", "ratio", "total") prefers pages
             dense with numbers (tables, statements).
         proximity: Adjacent query words found near each other on a page add a bonus.
@@ -55,6 +58,7 @@ class Ranking:
     query_weights: bool = True
     synonyms: bool = True
     title_zone: bool = True
+    join_split_words: bool = True
     numeric_density: bool = True
     proximity: bool = True
     references: bool = True
