@@ -12,11 +12,13 @@ query analysis (:mod:`.query`), the domain profile, the per-document BM25 sum an
 from __future__ import annotations
 
 import re
+import threading
 from abc import ABC, abstractmethod
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections import OrderedDict
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
 
 from ..errors import InvalidOptionError, NoMatchError, RetrieverError
 from .page_text import Page, join_split_words, page_facts, page_list, page_text_fields, title_zone
@@ -24,11 +26,13 @@ from .profiles import FINANCE, GENERAL_SYNONYMS, RetrievalProfile
 from .query import QueryPlan, analyse_query, query_words
 from .ranking import Ranking
 from .references import EDGE_CHARS, Reference, caption_pages, find_references, pages_printed
+from .respelling import document_spellings
 from .scoring import PageFacts, TermStatistics, boost_pages, score_pages
 
 __all__ = [
     "BasePageRetriever",
     "DocumentView",
+    "Memo",
     "PageMatch",
     "PageRetriever",
     "PageRow",
@@ -39,6 +43,30 @@ __all__ = [
 _LEADERS = re.compile(r"(?:\s*\.){4,}")
 #: A page as the backends store it: body text, heading path, descriptions; its kind and share of numbers.
 PageRow = tuple[str, str, str, str | None, float]
+
+
+_K = TypeVar("_K", bound=Hashable)
+_V = TypeVar("_V")
+
+
+class Memo(Generic[_K, _V]):
+    """A few recent results, the least recently used dropped first (callers hold their own lock)."""
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self._items: OrderedDict[_K, _V] = OrderedDict()
+
+    def get(self, key: _K) -> _V | None:
+        value = self._items.get(key)
+        if value is not None:
+            self._items.move_to_end(key)
+        return value
+
+    def put(self, key: _K, value: _V) -> None:
+        self._items[key] = value
+        self._items.move_to_end(key)
+        while len(self._items) > self.size:
+            self._items.popitem(last=False)
 
 
 @dataclass(frozen=True)
@@ -98,6 +126,11 @@ class PageRetriever(Protocol):
 
 class DocumentView(Protocol):
     """One document as a backend shows it to a search, inside one consistent snapshot."""
+
+    @property
+    def version(self) -> Hashable:
+        """Which indexing of the document this is: equal for two views only when its pages are the same."""
+        ...
 
     @property
     def page_count(self) -> int:
@@ -184,6 +217,9 @@ class BasePageRetriever(ABC):
             for phrase, expansions in profile.synonyms.items():
                 self._profile_synonyms[phrase] = (*self._profile_synonyms.get(phrase, ()), *expansions)
         self._stems: dict[str, tuple[str, ...]] = {}
+        # What a document's queries share: the spellings found in it for missing words, by its version.
+        self._spellings: Memo[tuple[str, Hashable], dict[str, tuple[str, ...]]] = Memo(8)
+        self._spellings_lock = threading.Lock()
 
     # -- the backend's part ---------------------------------------------------------------------------
 
@@ -293,11 +329,11 @@ class BasePageRetriever(ABC):
         with self._view(document_id) as view:
             if view is None:
                 return []
-            scores = self._score(view, query)
+            scores = self._score(view, query, document_id)
         ranked = sorted(scores.items(), key=lambda item: (-item[1], item[0]))[:max_pages]
         return [PageMatch(page_number=page, score=-round(score, 6)) for page, score in ranked]
 
-    def _score(self, view: DocumentView, query: str) -> dict[int, float]:
+    def _score(self, view: DocumentView, query: str, document_id: str = "") -> dict[int, float]:
         """Each page's score for the query (higher is better), pages without a query word left out
         (unless the query names them: "page 17")."""
         kinds = self._kinds_asked(query, view.facts)
@@ -308,7 +344,33 @@ class BasePageRetriever(ABC):
         label_words = [word for _, number in reference.labels for word in query_words(number)]
         stems = self._stem([*plan.words, *label_words])
         statistics = view.statistics({token for tokens in stems.values() for token in tokens})
-        scores = score_pages(statistics, plan, stems, view.page_count, proximity=self.ranking.proximity)
+        found: set[tuple[str, ...]] = set()
+        scores = score_pages(
+            statistics, plan, stems, view.page_count, proximity=self.ranking.proximity, found=found
+        )
+        missing = [word for word in plan.written if stems.get(word) and stems[word] not in found]
+        if missing and self.ranking.respell:
+            # Words on no page of the document: search them as the document spells them, if it does.
+            extra = [spelling for word in missing for spelling in plan.fallbacks.get(word, ())]
+            with self._spellings_lock:
+                memo = self._spellings.get((document_id, view.version))
+                if memo is None:
+                    memo = {}
+                    self._spellings.put((document_id, view.version), memo)
+            extra += document_spellings(view, statistics, self._stem, plan.text, missing, memo)
+            known = set(plan.words)
+            added = tuple(dict.fromkeys(spelling for spelling in extra if spelling not in known))
+            if added:
+                # Scored on their own and added: each term's IDF and tf are its own, so nothing else changes.
+                weight = self.ranking.expansion_weight
+                respelled = QueryPlan(terms=tuple((spelling, weight) for spelling in added))
+                extra_stems = self._stem(list(added))
+                extra_tokens = {token for tokens in extra_stems.values() for token in tokens}
+                extra_statistics = view.statistics(extra_tokens)
+                for page, score in score_pages(
+                    extra_statistics, respelled, extra_stems, view.page_count, proximity=False
+                ).items():
+                    scores[page] = scores.get(page, 0.0) + score
         if scores:
             boost_pages(plan, kinds, view.facts, scores, self.ranking)
         if reference:
@@ -367,6 +429,7 @@ class BasePageRetriever(ABC):
             synonyms=synonyms if self.ranking.synonyms else None,
             instruction_words=self.ranking.query_weights,
             expansion_weight=self.ranking.expansion_weight,
+            respell=self.ranking.respell,
         )
 
     def _kinds_asked(self, query: str, facts: Sequence[PageFacts]) -> set[str]:

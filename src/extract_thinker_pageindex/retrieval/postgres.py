@@ -523,7 +523,10 @@ class PostgresPageRetriever(BasePageRetriever):
         with self._connection() as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             row = conn.execute(
-                sql.SQL("SELECT page_count FROM {} WHERE doc_key = %s").format(self._table("pi_docs")), (key,)
+                sql.SQL("SELECT page_count, indexed_at FROM {} WHERE doc_key = %s").format(
+                    self._table("pi_docs")
+                ),
+                (key,),
             ).fetchone()
             if row is None:
                 yield None
@@ -534,7 +537,7 @@ class PostgresPageRetriever(BasePageRetriever):
                 ),
                 (key,),
             ).fetchall()
-            yield _PostgresView(self, conn, key, int(row[0]), pages)
+            yield _PostgresView(self, conn, key, int(row[0]), pages, (int(row[0]), float(row[1])))
 
     def _tokens(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The lexemes ``to_tsvector`` makes of each word, in order (usually one stem; none for a stop
@@ -600,8 +603,10 @@ class _PostgresView:
         key: bytes,
         page_count: int,
         pages: Sequence[tuple[int, str | None, float, int]],
+        version: tuple[int, float],
     ) -> None:
         self._retriever = retriever
+        self.version = version
         self._conn = conn
         self._key = key
         self.page_count = page_count

@@ -49,6 +49,11 @@ _COMPANY = re.compile(
 _TRAILER = re.compile(r"\s*(?:\([^)]*\)|-\s*continued|—\s*continued)\s*$")
 
 
+# A plural's "s" or "es" ("margins", "losses"; not the "s" of "loss", "gross", "bonus", "basis"): dropped to
+# try a pattern on the singular.
+_PLURAL = re.compile(r"(?<=[a-z]ss|..[xz]|.ch|.sh)es\b|(?<=[a-z]{2}[^\Wsui])s\b")
+
+
 def _pattern(alternatives: list[str]) -> re.Pattern[str]:
     return re.compile(r"\b(?:" + "|".join(alternatives) + r")\b")
 
@@ -97,9 +102,13 @@ class RetrievalProfile:
         return None
 
     def kinds_asked(self, query: str) -> set[str]:
-        """The page kinds a query points to (by naming them, or a metric read off them)."""
+        """The page kinds a query points to (by naming them, or a metric read off them), in the singular or
+        the plural: a pattern written for "gross margin" also takes "gross margins", and the other way."""
         text = " ".join(query.lower().replace("’", "'").split())
-        return {kind for kind, pattern in self.query_kinds.items() if pattern.search(text)}
+        forms = (text, _PLURAL.sub("", text))
+        return {
+            kind for kind, pattern in self.query_kinds.items() if any(pattern.search(form) for form in forms)
+        }
 
 
 # Ratios of a figure from the income statement to one from the balance sheet: they point to both.

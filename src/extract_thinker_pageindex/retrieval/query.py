@@ -14,13 +14,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .page_text import WORD
 from .stopwords import ENGLISH_STOP_WORDS
 
-__all__ = ["INSTRUCTION_WORDS", "QueryPlan", "analyse_query", "query_words"]
+__all__ = ["INSTRUCTION_WORDS", "QueryPlan", "analyse_query", "query_words", "fiscal_years", "respellings"]
 
 MAX_QUERY_WORDS = 64
 MAX_WORD_LENGTH = 64
@@ -77,6 +77,8 @@ class QueryPlan:
         asks_figure: The query asks for a number (an amount, a ratio, a total).
         text: The query as given, for the profile's patterns.
         written: The words written in the query that are searched (no expansions).
+        fallbacks: Other spellings of written words, searched only when a document has the written word on
+            none of its pages ("FY2020" -> "2020").
         pairs: Written words that stand next to each other in the query, as in a phrase ("capital
             expenditure"), for the proximity bonus: only function words may stand between them, and no
             punctuation, instruction word or dropped boilerplate.
@@ -87,6 +89,7 @@ class QueryPlan:
     text: str = ""
     written: tuple[str, ...] = field(default=())
     pairs: tuple[tuple[str, str], ...] = field(default=())
+    fallbacks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def words(self) -> list[str]:
@@ -159,12 +162,68 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![\w&]){escaped}(?![\w&])")
 
 
+# "U.S.", "U.K.", "E.U.": capitals with full stops, one word however a document spells it.
+_DOTTED = re.compile(r"(?<![\w.])((?:[A-Z]\.){2,})(?!\w)")
+_ADJACENT = re.compile(r"\b([^\W\d_]{3,})[ -](?=([^\W\d_]{3,})\b)")
+# Fiscal years as questions write them: "FY20", "FY2020", "FY 2020", "FY'20".
+_FISCAL = re.compile(r"\bfy\s?'?(\d{2}|\d{4})\b", re.IGNORECASE)
+
+
+def respellings(text: str, written: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """Other spellings of the query's words that a document may use, each a word or a phrase:
+
+    - letters with full stops and without: "U.S." and "US" (the index reads "U.S." as the letters "u s");
+    - two words written apart also search them joined ("cash flow" finds "cashflow"), and one word is split
+      where the document prints it apart (done by the retriever, which sees the document).
+
+    Returns:
+        ``{written word: spellings}``; a spelling equal to a written word is left out.
+    """
+    found: dict[str, list[str]] = {}
+    writtenset = set(written)
+
+    def add(word: str, spelling: str) -> None:
+        if word in writtenset and spelling not in writtenset and spelling != word:
+            found.setdefault(word, [])
+            if spelling not in found[word]:
+                found[word].append(spelling)
+
+    # Spelled with its full stops, which each backend's tokenizer reads as it read the document's "U.S."
+    for match in _DOTTED.finditer(text):
+        letters = match.group(1).replace(".", "").lower()
+        add(letters, ".".join(letters) + ".")
+    for word in written:
+        capitals = re.search(rf"\b{word.upper()}\b", text)
+        if 2 <= len(word) <= 3 and word.isalpha() and word != "fy" and capitals:
+            add(word, ".".join(word) + ".")  # "US" also finds "U.S."
+    # Two words of three letters or more, side by side or hyphenated: "cash flow", "pass-through".
+    for match in _ADJACENT.finditer(text.lower()):
+        if match.group(1) in writtenset and match.group(2) in writtenset:
+            add(match.group(1), match.group(1) + match.group(2))
+    return {word: tuple(spellings) for word, spellings in found.items()}
+
+
+def fiscal_years(text: str, written: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """The year each fiscal-year form of the query stands for ("FY20", "FY2020" -> "2020"), by the written
+    word it became; searched only where the document does not print the form as written."""
+    found: dict[str, tuple[str, ...]] = {}
+    for match in _FISCAL.finditer(text):
+        digits = match.group(1)
+        year = digits if len(digits) == 4 else ("20" if int(digits) < 70 else "19") + digits
+        word = re.sub(r"[\s']", "", match.group(0)).lower()
+        key = word if word in written else digits  # "FY 2020" and "FY'20" are written as two words
+        if key in written and year not in written:
+            found[key] = (year,)
+    return found
+
+
 def analyse_query(
     query: str,
     *,
     synonyms: Mapping[str, Iterable[str]] | None = None,
     instruction_words: bool = True,
     expansion_weight: float = 0.75,
+    respell: bool = False,
 ) -> QueryPlan:
     """Turn a query into weighted terms.
 
@@ -173,11 +232,15 @@ def analyse_query(
         synonyms: Lower-cased phrase -> phrases also searched, at ``expansion_weight``.
         instruction_words: Give the words of instructions and boilerplate no weight.
         expansion_weight: The weight of an expansion relative to a written word.
+        respell: Search the other spellings of :func:`respellings` too, at ``expansion_weight``.
 
     Returns:
         The plan: terms with weights, and whether the query asks for a figure.
     """
     text = query.replace("’", "'")
+    if respell:
+        # "U.S." is one word, "us" ("US" when written so), wherever the query has it.
+        text = _DOTTED.sub(lambda match: match.group(1).replace(".", "") + " ", text)
     # Boilerplate becomes a full stop, so no phrase is taken across the words it held.
     content = _BOILERPLATE.sub(" . ", _EXAMPLE.sub(" . ", text)) if instruction_words else text
     written = query_words(content) or query_words(text)  # a query of nothing but boilerplate searches it
@@ -194,7 +257,13 @@ def analyse_query(
                 for word in query_words(expansion):
                     if word not in terms and len(terms) < MAX_QUERY_WORDS:
                         terms[word] = expansion_weight
+    if respell:
+        for word, spellings in respellings(query.replace("’", "'"), written).items():
+            for spelling in spellings:
+                if spelling not in terms and len(terms) < MAX_QUERY_WORDS:
+                    terms[spelling] = expansion_weight * terms.get(word, 1.0)
     return QueryPlan(
+        fallbacks=fiscal_years(query, written) if respell else {},
         terms=tuple(terms.items()),
         pairs=_phrase_pairs(content, set(written)),
         asks_figure=_ASKS_FIGURE.search(text) is not None,

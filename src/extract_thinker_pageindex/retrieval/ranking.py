@@ -26,6 +26,11 @@ class Ranking:
             "you are an analyst") carry no weight; the words that name what is sought do.
         synonyms: Acronyms and synonyms of the query's words (the profile's and the user's) are searched
             too, with ``expansion_weight``.
+        respell: Query words the document spells otherwise are searched in its spelling too, at
+            ``expansion_weight``: "U.S." and "US", "FY20" and "2020", "cash flow" and "cashflow", and,
+            for a word on no page of the document, its split where the document prints it apart
+            ("cashflow" finds "cash flow") and, for an acronym on no page, the phrase of the document
+            whose initials it is ("PPNE" finds "property, plant and equipment", "JnJ" "Johnson & Johnson").
         title_zone: The first heading-like lines of a page without a heading path are indexed as its
             title, weighted like headings. Acts when pages are indexed.
         join_split_words: Letter-spaced words that PyMuPDF reads apart ("Balance Shee t", "P A C I F I C")
@@ -57,6 +62,7 @@ class Ranking:
 
     query_weights: bool = True
     synonyms: bool = True
+    respell: bool = True
     title_zone: bool = True
     join_split_words: bool = True
     numeric_density: bool = True

@@ -141,6 +141,7 @@ def score_pages(
     page_count: int,
     *,
     proximity: bool,
+    found: set[tuple[str, ...]] | None = None,
 ) -> dict[int, float]:
     """The lexical score of each page of one document that holds a query term, higher first.
 
@@ -152,6 +153,7 @@ def score_pages(
         stems: The index's tokens for each query word.
         page_count: How many pages the document has.
         proximity: Add the bonus of phrase pairs found near each other.
+        found: A set that receives the tokens of every term found on some page.
 
     Returns:
         ``{page_number: score}`` of the pages holding a query term.
@@ -173,7 +175,8 @@ def score_pages(
             pairs[key] = (left, right)
 
     scores: dict[int, float] = {}
-    found: set[tuple[str, ...]] = set()
+    if found is None:
+        found = set()
     for tokens, (word, weight) in terms.items():
         rows = statistics.term_hits(word, tokens)
         if not rows:

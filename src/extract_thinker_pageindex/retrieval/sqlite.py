@@ -18,7 +18,7 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 from ..errors import IndexFormatError, InvalidOptionError, RetrieverClosedError, RetrieverError
-from .base import BasePageRetriever, PageMatch, PageRow, not_indexed, require_query_words
+from .base import BasePageRetriever, Memo, PageMatch, PageRow, not_indexed, require_query_words
 from .database import (
     TOKENIZER,
     busy_timeout_ms,
@@ -119,6 +119,8 @@ class SQLitePageRetriever(BasePageRetriever):
         self.allow_foreign_tables = bool(allow_foreign_tables)
         self._memory = self.database in (":memory:", "") or self.database.startswith("file::memory:")
         self._lock = threading.RLock()
+        # Each recently searched document's page facts, by the version of its pages (read under the lock).
+        self._facts: Memo[tuple[str | bytes, tuple[int, int, float]], list[PageFacts]] = Memo(8)
         self._closed = True  # until the connection is open and set up
         self._conn: sqlite3.Connection
         exists = not self._memory and os.path.isfile(self.database)
@@ -312,20 +314,24 @@ class SQLitePageRetriever(BasePageRetriever):
         key = _doc_key(document_id)
         with self._session("read") as conn, read_transaction(conn):
             row = conn.execute(
-                "SELECT first_row, page_count FROM pi_docs WHERE doc_id = ?", (key,)
+                "SELECT first_row, page_count, indexed_at FROM pi_docs WHERE doc_id = ?", (key,)
             ).fetchone()
             if row is None:
                 yield None
                 return
-            first_row, page_count = row
-            facts = [
-                (number - first_row + 1, kind, numeric)
-                for number, kind, numeric in conn.execute(
-                    "SELECT row, kind, numeric FROM pi_pages WHERE row BETWEEN ? AND ?",
-                    (first_row, first_row + page_count - 1),
-                )
-            ]
-            yield _FTS5Statistics(conn, first_row, page_count, facts)
+            first_row, page_count, indexed_at = row
+            version = (first_row, page_count, indexed_at)
+            facts = self._facts.get((key, version))
+            if facts is None:
+                facts = [
+                    (number - first_row + 1, kind, numeric)
+                    for number, kind, numeric in conn.execute(
+                        "SELECT row, kind, numeric FROM pi_pages WHERE row BETWEEN ? AND ?",
+                        (first_row, first_row + page_count - 1),
+                    )
+                ]
+                self._facts.put((key, version), facts)
+            yield _FTS5Statistics(conn, first_row, page_count, facts, version)
 
     def _highlight(self, document_id: str, page_number: int, words: Sequence[str], size: int) -> str:
         key = _doc_key(document_id)
@@ -353,9 +359,15 @@ class _FTS5Statistics:
     """
 
     def __init__(
-        self, conn: sqlite3.Connection, first_row: int, page_count: int, facts: list[PageFacts]
+        self,
+        conn: sqlite3.Connection,
+        first_row: int,
+        page_count: int,
+        facts: list[PageFacts],
+        version: tuple[int, int, float],
     ) -> None:
         self.conn = conn
+        self.version = version
         self.first_row = first_row
         self.page_count = page_count
         self.facts = facts
