@@ -21,6 +21,14 @@ def pages_found(retriever, query: str, count: int = 5) -> list[int]:
     return [match.page_number for match in retriever.search("doc", query, max_pages=count)]
 
 
+def with_and_without(make_retriever, pages: list[str]):
+    """A retriever with the default ranking and one without respelling, both holding ``pages``."""
+    opened = make_retriever(), make_retriever(ranking=Ranking(respell=False))
+    for retriever in opened:
+        retriever.index("doc", pages)
+    return opened
+
+
 # -- the query's own spellings -------------------------------------------------------------------------------
 
 
@@ -87,12 +95,8 @@ def test_a_profile_pattern_takes_the_plural_and_the_singular():
 
 def test_us_finds_u_s_and_the_written_word_counts_most(make_retriever):
     pages = [filler("Overview"), filler("U.S. revenue grew in every U.S. region"), filler("Europe revenue")]
-    retriever = make_retriever()
-    retriever.index("doc", pages)
+    retriever, plain = with_and_without(make_retriever, pages)
     assert pages_found(retriever, "US revenue")[0] == 2
-
-    plain = make_retriever(ranking=Ranking(respell=False))
-    plain.index("doc", pages)
     score = {match.page_number: match.score for match in retriever.search("doc", "US revenue")}
     plain_score = {match.page_number: match.score for match in plain.search("doc", "US revenue")}
     assert score[2] < plain_score[2]  # lower ranks first: "U.S." counts only with respelling
@@ -105,12 +109,8 @@ def test_us_finds_u_s_and_the_written_word_counts_most(make_retriever):
 
 def test_a_word_on_no_page_is_split_where_the_document_prints_it_apart(make_retriever):
     pages = [filler("Overview"), filler("Net cash flow from operating activities"), filler("Cash on hand")]
-    retriever = make_retriever()
-    retriever.index("doc", pages)
+    retriever, plain = with_and_without(make_retriever, pages)
     assert pages_found(retriever, "cashflow")[0] == 2
-
-    plain = make_retriever(ranking=Ranking(respell=False))
-    plain.index("doc", pages)
     assert pages_found(plain, "cashflow") == []
 
 
@@ -120,13 +120,9 @@ def test_an_acronym_on_no_page_finds_the_phrase_it_abbreviates(make_retriever):
         filler("Property, plant and equipment, net 12,645; property, plant and equipment at cost"),
         filler("Johnson & Johnson segment results"),
     ]
-    retriever = make_retriever()
-    retriever.index("doc", pages)
+    retriever, plain = with_and_without(make_retriever, pages)
     assert pages_found(retriever, "What was the PPNE?")[0] == 2
     assert set(pages_found(retriever, "JnJ segments")[:2]) == {1, 3}
-
-    plain = make_retriever(ranking=Ranking(respell=False))
-    plain.index("doc", pages)
     assert pages_found(plain, "What was the PPNE?") == []
 
 
