@@ -73,6 +73,9 @@ def test_instruction_phrases_go_but_their_words_stay_content_elsewhere():
         ("Compute the inventory turnover ratio", True),
         ("What was the capital expenditure amount in 2021?", True),
         ("What is the monthly fee?", True),
+        ("Which segment had the lowest operating income?", True),
+        ("Which model performs best on the benchmark?", True),
+        ("Which region had the largest drop in revenue?", True),
         ("Who is the new chief executive?", False),
         ("What were the main risk factors?", False),
         ("Describe the growth strategy", False),
@@ -164,6 +167,24 @@ def test_a_question_asking_for_a_figure_prefers_pages_dense_with_numbers():
     assert ranked(pages, "What was the total revenue?")[0] == 2
     assert ranked(pages, "What was the total revenue?", ranking=Ranking(numeric_density=False))[0] == 1
     assert ranked(pages, "Why did revenue grow?")[0] == 1  # no figure asked: words alone decide
+
+
+def test_a_superlative_is_a_figure_question_in_any_domain():
+    prose = (
+        "Which segment grew? The cloud segment income rose, the devices segment income fell, and segment "
+        "income overall held. " + filler(60, 3)
+    )
+    pages = [prose, table_page("segment income")]
+    assert ranked(pages, "Which segment had the lowest income?", profile=None)[0] == 2
+    assert (
+        ranked(
+            pages,
+            "Which segment had the lowest income?",
+            profile=None,
+            ranking=Ranking(numeric_density=False),
+        )[0]
+        == 1
+    )
 
 
 # -- the finance profile -------------------------------------------------------------------------------
@@ -316,3 +337,21 @@ def test_a_version_1_file_is_brought_up_to_date(tmp_path: Path):
         assert conn.execute("SELECT value FROM pi_meta WHERE key = 'schema_version'").fetchone() == ("2",)
         assert conn.execute("SELECT count(*) FROM pi_pages").fetchone() == (4,)
         assert "BALANCE SHEETS" in conn.execute("SELECT headings FROM pi_fts WHERE rowid = 2").fetchone()[0]
+
+
+def test_table_statistics_kept_between_searches_follow_every_write(tmp_path: Path):
+    """FTS5's table-wide counts are read once and kept; a write through this retriever or another
+    connection to the file makes the next search read them again, so its scores equal a fresh retriever's."""
+    path = tmp_path / "pages.sqlite"
+    pages = ["cash flow statement " + filler(30), "revenue by segment " + filler(30, 1), filler(30, 2)]
+    with SQLitePageRetriever(path) as mine, SQLitePageRetriever(path) as other:
+        mine.index("a", pages)
+        before = mine.search("a", "cash revenue")
+        other.index("b", ["cash cash cash " + filler(10, 3)] * 5)  # another connection changes the table
+        after = mine.search("a", "cash revenue")
+        with SQLitePageRetriever(path) as fresh:
+            assert after == fresh.search("a", "cash revenue")
+        assert after != before
+        mine.delete("b")  # and a write through this one
+        assert mine.search("a", "cash revenue") == before
+        assert mine.search("a", "zebra") == []  # a word on no row of the table

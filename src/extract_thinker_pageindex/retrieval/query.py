@@ -60,7 +60,10 @@ _EXAMPLE = re.compile(r"(?<!\w)(?:e\.\s?g|i\.\s?e)\.,?(?:\s*\[[^\]]*\]|\s*\"[^\"
 # A question that asks for a figure, not for a passage.
 _ASKS_FIGURE = re.compile(
     r"\b(?:how (?:much|many)|amounts?|totals?|ratios?|margins?|percent(?:age)?s?|cagr|turnover|average"
-    r"|rates?|fees?|prices?|costs?|in (?:usd|us dollars|dollars|millions|billions|thousands))\b|%",
+    r"|rates?|fees?|prices?|costs?|in (?:usd|us dollars|dollars|millions|billions|thousands)"
+    # Superlatives compare figures, in any domain: "which segment had the lowest...", "the largest drop".
+    r"|highest|lowest|largest|smallest|biggest|greatest|fewest|least|most|best|worst|maximum|minimum"
+    r"|top (?:\d+|three|five|ten))\b|%",
     re.IGNORECASE,
 )
 # Negations decide what a passage says; the retriever keeps them although English lists them as stop words.

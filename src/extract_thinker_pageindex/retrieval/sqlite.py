@@ -121,6 +121,8 @@ class SQLitePageRetriever(BasePageRetriever):
         self._lock = threading.RLock()
         # Each recently searched document's page facts, by the version of its pages (read under the lock).
         self._facts: Memo[tuple[str | bytes, tuple[int, int, float]], list[PageFacts]] = Memo(8)
+        self._table_stamp: tuple[int, int] | None = None
+        self._table_idfs: dict[tuple[str, ...] | None, float] = {}
         self._closed = True  # until the connection is open and set up
         self._conn: sqlite3.Connection
         exists = not self._memory and os.path.isfile(self.database)
@@ -331,7 +333,14 @@ class SQLitePageRetriever(BasePageRetriever):
                     )
                 ]
                 self._facts.put((key, version), facts)
-            yield _FTS5Statistics(conn, first_row, page_count, facts, version)
+            # What FTS5 knows of the whole table (its row count, each term's row count) stays valid until
+            # the index changes: through this connection (total_changes) or another one (data_version).
+            (data_version,) = conn.execute("PRAGMA data_version").fetchone()
+            stamp = (data_version, conn.total_changes)
+            if stamp != self._table_stamp:
+                self._table_stamp = stamp
+                self._table_idfs = {}
+            yield _FTS5Statistics(conn, first_row, page_count, facts, version, self._table_idfs)
 
     def _highlight(self, document_id: str, page_number: int, words: Sequence[str], size: int) -> str:
         key = _doc_key(document_id)
@@ -351,6 +360,10 @@ class SQLitePageRetriever(BasePageRetriever):
         return found[0] if found else ""
 
 
+#: The IDF recorded for a token on no row of the table (FTS5 would never divide by it).
+_ABSENT = -1.0
+
+
 class _FTS5Statistics:
     """One document's term statistics from FTS5, inside the caller's read transaction.
 
@@ -365,13 +378,20 @@ class _FTS5Statistics:
         page_count: int,
         facts: list[PageFacts],
         version: tuple[int, int, float],
+        table_idfs: dict[tuple[str, ...] | None, float] | None = None,
     ) -> None:
         self.conn = conn
         self.version = version
+        # FTS5's IDF of each term over the whole table (and, under None, the table's row count), shared by
+        # the searches made while the table is unchanged.
+        self._table_idfs = {} if table_idfs is None else table_idfs
         self.first_row = first_row
         self.page_count = page_count
         self.facts = facts
-        (self.total_rows,) = conn.execute("SELECT coalesce(sum(page_count), 0) FROM pi_docs").fetchone()
+        if None not in self._table_idfs:
+            (rows,) = conn.execute("SELECT coalesce(sum(page_count), 0) FROM pi_docs").fetchone()
+            self._table_idfs[None] = float(rows)
+        self.total_rows = int(self._table_idfs[None])
         weights = ", ".join(str(weight) for weight in DEFAULT_WEIGHTS)
         self._sql = (
             f"SELECT rowid, bm25(pi_fts, {weights}) FROM pi_fts"
@@ -380,7 +400,19 @@ class _FTS5Statistics:
         self._fts_idfs: dict[tuple[str, ...], float] = {}
 
     def statistics(self, tokens: Collection[str]) -> _FTS5Statistics:
-        """Itself: FTS5 is asked term by term, as the scorer goes."""
+        """Itself: FTS5 is asked term by term, as the scorer goes. The table-wide row counts of the
+        tokens not yet known are read first, in one query: a term with a token on no row of the table is
+        then on no page of the document, and is not asked for."""
+        unknown = sorted({token for token in tokens if (token,) not in self._table_idfs})
+        for start in range(0, len(unknown), 500):
+            chunk = unknown[start : start + 500]
+            counts = dict(
+                self.conn.execute(
+                    f"SELECT term, doc FROM pi_vocab WHERE term IN ({', '.join('?' * len(chunk))})", chunk
+                ).fetchall()
+            )
+            for token in chunk:
+                self._table_idfs[(token,)] = self._idf_of(int(counts.get(token, 0)))
         return self
 
     def page_edges(self, chars: int) -> list[tuple[int, str, str]]:
@@ -409,6 +441,8 @@ class _FTS5Statistics:
         return self.conn.execute(self._sql, (expression, self.first_row, last_row)).fetchall()
 
     def term_hits(self, word: str, tokens: tuple[str, ...]) -> list[tuple[int, float]]:
+        if any(self._table_idfs.get((token,)) == _ABSENT for token in tokens):
+            return []  # a token on no row of the table
         expression = fts_quote(word)
         rows = self._rows(expression)
         if not rows:
@@ -427,6 +461,13 @@ class _FTS5Statistics:
 
     def _fts_idf(self, tokens: tuple[str, ...], expression: str) -> float:
         """The IDF that FTS5's bm25() used for a term: over the whole table, floored at 1e-6."""
+        known = self._table_idfs.get(tokens)
+        if known is not None:
+            return known
+        self._table_idfs[tokens] = idf = self._table_idf(tokens, expression)
+        return idf
+
+    def _table_idf(self, tokens: tuple[str, ...], expression: str) -> float:
         if len(tokens) == 1:
             row = self.conn.execute("SELECT doc FROM pi_vocab WHERE term = ?", tokens).fetchone()
             hits = int(row[0]) if row is not None else 0
@@ -434,5 +475,11 @@ class _FTS5Statistics:
             (hits,) = self.conn.execute(
                 "SELECT count(*) FROM pi_fts WHERE pi_fts MATCH ?", (expression,)
             ).fetchone()
+        return self._idf_of(hits)
+
+    def _idf_of(self, hits: int) -> float:
+        """FTS5's IDF of a term on ``hits`` rows of the table (``_ABSENT`` for none)."""
+        if hits == 0:
+            return _ABSENT
         idf = math.log((self.total_rows - hits + 0.5) / (hits + 0.5))
         return idf if idf > 0.0 else 1e-6
