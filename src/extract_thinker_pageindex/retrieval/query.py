@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -160,6 +161,7 @@ def _phrase_pairs(text: str, searched: set[str]) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+@functools.lru_cache(maxsize=4096)
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     escaped = r"\s+".join(re.escape(part) for part in phrase.split())
     return re.compile(rf"(?<![\w&]){escaped}(?![\w&])")

@@ -177,17 +177,21 @@ def score_pages(
     scores: dict[int, float] = {}
     if found is None:
         found = set()
+    pages_of: dict[tuple[str, ...], set[int]] = {}
     for tokens, (word, weight) in terms.items():
         rows = statistics.term_hits(word, tokens)
         if not rows:
             continue
         found.add(tokens)
+        pages_of[tokens] = {page for page, _ in rows}
         idf = weight * bm25_idf(page_count, len(rows))
         for page, tf in rows:
             scores[page] = scores.get(page, 0.0) + idf * tf
     for (left_stem, right_stem), (left, right) in pairs.items():
         if left_stem not in found or right_stem not in found:
             continue  # a word of the pair is on no page of this document
+        if pages_of[left_stem].isdisjoint(pages_of[right_stem]):
+            continue  # no page holds both: none can hold them near each other
         rows = statistics.pair_hits((left, left_stem), (right, right_stem))
         if not rows:
             continue
