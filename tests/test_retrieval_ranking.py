@@ -355,3 +355,23 @@ def test_table_statistics_kept_between_searches_follow_every_write(tmp_path: Pat
         mine.delete("b")  # and a write through this one
         assert mine.search("a", "cash revenue") == before
         assert mine.search("a", "zebra") == []  # a word on no row of the table
+
+
+def test_a_page_whose_only_query_words_head_every_page_is_no_match_for_content(make_retriever):
+    """A page repeating words that head every page (the company's name, the report's title), as an exhibit
+    certification does, must not outrank the pages holding the word that tells pages apart."""
+    header = "Acme Industries annual report, fiscal year\n"
+    pages = [header + filler(200, seed) for seed in range(6)]
+    pages[2] = header + filler(400, 9) + " revenue " + filler(400, 4)
+    pages[3] = header + filler(400, 7) + " revenue " + filler(400, 5)
+    pages[5] = header + "Acme Industries annual report fiscal year; " * 3
+    question = "Acme Industries annual report fiscal year revenue"
+    on = make_retriever()
+    on.index("doc", pages)
+    found = [match.page_number for match in on.search("doc", question, max_pages=6)]
+    assert sorted(found[:2]) == [3, 4]
+    assert found[2:] == [6, 1, 2, 5]  # the others keep their order among themselves
+
+    off = make_retriever(ranking=Ranking(decoys=False))
+    off.index("doc", pages)
+    assert off.search("doc", question, max_pages=6)[0].page_number == 6

@@ -27,7 +27,7 @@ from .query import QueryPlan, analyse_query, query_words
 from .ranking import Ranking
 from .references import EDGE_CHARS, Reference, caption_pages, find_references, pages_printed
 from .respelling import document_spellings
-from .scoring import PageFacts, TermStatistics, boost_pages, score_pages
+from .scoring import PageFacts, TermStatistics, boost_pages, demote_decoys, score_pages
 
 __all__ = [
     "BasePageRetriever",
@@ -345,8 +345,15 @@ class BasePageRetriever(ABC):
         stems = self._stem([*plan.words, *label_words])
         statistics = view.statistics({token for tokens in stems.values() for token in tokens})
         found: set[tuple[str, ...]] = set()
+        pages_of: dict[tuple[str, ...], set[int]] = {}
         scores = score_pages(
-            statistics, plan, stems, view.page_count, proximity=self.ranking.proximity, found=found
+            statistics,
+            plan,
+            stems,
+            view.page_count,
+            proximity=self.ranking.proximity,
+            found=found,
+            pages_of=pages_of,
         )
         missing = [word for word in plan.written if stems.get(word) and stems[word] not in found]
         if missing and self.ranking.respell:
@@ -371,6 +378,9 @@ class BasePageRetriever(ABC):
                     extra_statistics, respelled, extra_stems, view.page_count, proximity=False
                 ).items():
                     scores[page] = scores.get(page, 0.0) + score
+        if scores and self.ranking.decoys:
+            weights = {stems[word]: weight for word, weight in plan.terms if stems.get(word)}
+            demote_decoys(scores, pages_of, weights, view.page_count)
         if scores:
             boost_pages(plan, kinds, view.facts, scores, self.ranking)
         if reference:

@@ -39,6 +39,9 @@ class Ranking:
         numeric_density: A query that asks for a figure ("how much", "ratio", "total") prefers pages
             dense with numbers (tables, statements).
         proximity: Adjacent query words found near each other on a page add a bonus.
+        decoys: A page whose only query words stand on half the document's pages or more (a running
+            header, the document's name, its subject) ranks below every page holding a written query word
+            that tells pages apart (certifications, signatures and covers repeat the former).
         references: Pages a question names are candidates: "page 17" or "slide 5" raises the pages that
             print that number (else the file's 17th page) by ``reference_boost``; "Table 3" or "Figure 2"
             raises the pages whose caption starts with that label by ``caption_boost``.
@@ -67,6 +70,7 @@ class Ranking:
     join_split_words: bool = True
     numeric_density: bool = True
     proximity: bool = True
+    decoys: bool = True
     references: bool = True
     profile: Literal["auto", "on", "off"] = "auto"
     expansion_weight: float = 0.75

@@ -40,6 +40,7 @@ __all__ = [
     "bm25_idf",
     "bm25_tf",
     "boost_pages",
+    "demote_decoys",
     "fts_quote",
     "score_pages",
 ]
@@ -134,6 +135,47 @@ def boost_pages(
             scores[row] += best * bonus
 
 
+#: A word on at least this share of a document's pages says nothing about which page to read: a running
+#: header, the document's own name where it heads its pages, a word of its subject.
+UBIQUITOUS = 0.5
+
+
+def demote_decoys(
+    scores: dict[int, float],
+    pages_of: Mapping[tuple[str, ...], set[int]],
+    weights: Mapping[tuple[str, ...], float],
+    page_count: int,
+) -> None:
+    """Keep pages whose only query words stand on half the document's pages or more (its name in the
+    running header, its subject: what exhibit certifications, signature pages and covers repeat) below
+    every page that holds a written query word that tells pages apart. Nothing changes when no page holds
+    such a word.
+
+    A stricter rule, that also took a word on the first page and on a quarter of the pages for the
+    document's name, cost questions on both eval sets (docs/benchmarks.md), and was left out.
+
+    Args:
+        scores: Each page's score, changed in place.
+        pages_of: The pages holding each query term found.
+        weights: Each term's weight in the query (a decoy is judged by the words written, weight 1).
+        page_count: How many pages the document has.
+    """
+    if page_count < 4:
+        return
+    telling = {
+        tokens
+        for tokens, pages in pages_of.items()
+        if weights.get(tokens, 0.0) >= 1.0 and len(pages) < UBIQUITOUS * page_count
+    }
+    content = {page for tokens in telling for page in pages_of[tokens]}
+    if not content:
+        return
+    floor = min(scores[page] for page in content if page in scores)
+    for page, score in scores.items():
+        if page not in content:
+            scores[page] = floor * score / (score + floor)  # below every content page, in the same order
+
+
 def score_pages(
     statistics: TermStatistics,
     plan: QueryPlan,
@@ -142,6 +184,7 @@ def score_pages(
     *,
     proximity: bool,
     found: set[tuple[str, ...]] | None = None,
+    pages_of: dict[tuple[str, ...], set[int]] | None = None,
 ) -> dict[int, float]:
     """The lexical score of each page of one document that holds a query term, higher first.
 
@@ -154,6 +197,7 @@ def score_pages(
         page_count: How many pages the document has.
         proximity: Add the bonus of phrase pairs found near each other.
         found: A set that receives the tokens of every term found on some page.
+        pages_of: A dict that receives the pages holding each term found.
 
     Returns:
         ``{page_number: score}`` of the pages holding a query term.
@@ -177,7 +221,8 @@ def score_pages(
     scores: dict[int, float] = {}
     if found is None:
         found = set()
-    pages_of: dict[tuple[str, ...], set[int]] = {}
+    if pages_of is None:
+        pages_of = {}
     for tokens, (word, weight) in terms.items():
         rows = statistics.term_hits(word, tokens)
         if not rows:
