@@ -161,6 +161,59 @@ def _phrase_pairs(text: str, searched: set[str]) -> tuple[tuple[str, str], ...]:
     return tuple(pairs)
 
 
+_TOKEN = re.compile(r"[\w&]+")
+_PLAIN_PHRASE = re.compile(r"[\w&]+(?: [\w&]+)*")
+# The phrase index of the synonym tables in use (a retriever keeps its tables for its life): the table
+# itself is kept with its index, so an id is never mistaken for that of a table made later.
+_PHRASE_INDEXES: dict[
+    int, tuple[Mapping[str, Iterable[str]], dict[str, list[tuple[list[str], str]]], list[str]]
+] = {}
+
+
+def _phrase_index(
+    synonyms: Mapping[str, Iterable[str]],
+) -> tuple[dict[str, list[tuple[list[str], str]]], list[str]]:
+    """The phrases of a synonym table by their first word, and those that are not plain words (matched by
+    a regular expression)."""
+    entry = _PHRASE_INDEXES.get(id(synonyms))
+    if entry is not None and entry[0] is synonyms:
+        return entry[1], entry[2]
+    by_first: dict[str, list[tuple[list[str], str]]] = {}
+    others: list[str] = []
+    for phrase in synonyms:
+        lowered = " ".join(phrase.lower().split())
+        if _PLAIN_PHRASE.fullmatch(lowered):
+            words = lowered.split(" ")
+            by_first.setdefault(words[0], []).append((words, phrase))
+        else:
+            others.append(phrase)
+    if len(_PHRASE_INDEXES) > 64:
+        _PHRASE_INDEXES.clear()
+    _PHRASE_INDEXES[id(synonyms)] = (synonyms, by_first, others)
+    return by_first, others
+
+
+def _phrases_in(lowered: str, synonyms: Mapping[str, Iterable[str]]) -> list[str]:
+    """The phrases of a synonym table that stand in a lower-cased query whose white space is single
+    spaces, as whole words (not inside "r&d" or "year-end2"), in the table's order."""
+    by_first, others = _phrase_index(synonyms)
+    tokens = [(match.group(0), match.start(), match.end()) for match in _TOKEN.finditer(lowered)]
+    found: set[str] = set()
+    for position, (word, _, _) in enumerate(tokens):
+        for words, phrase in by_first.get(word, ()):
+            if position + len(words) > len(tokens):
+                continue
+            if all(
+                tokens[position + offset][0] == words[offset]
+                and tokens[position + offset][1] == tokens[position + offset - 1][2] + 1
+                and lowered[tokens[position + offset - 1][2]] == " "
+                for offset in range(1, len(words))
+            ):
+                found.add(phrase)
+    found.update(phrase for phrase in others if _phrase_pattern(phrase.lower()).search(lowered))
+    return [phrase for phrase in synonyms if phrase in found]
+
+
 @functools.lru_cache(maxsize=4096)
 def _phrase_pattern(phrase: str) -> re.Pattern[str]:
     escaped = r"\s+".join(re.escape(part) for part in phrase.split())
@@ -169,6 +222,7 @@ def _phrase_pattern(phrase: str) -> re.Pattern[str]:
 
 # "U.S.", "U.K.", "E.U.": capitals with full stops, one word however a document spells it.
 _DOTTED = re.compile(r"(?<![\w.])((?:[A-Z]\.){2,})(?!\w)")
+_SHORT_CAPITALS = re.compile(r"\b[A-Z]{2,3}\b")
 _ADJACENT = re.compile(r"\b([^\W\d_]{3,})[ -](?=([^\W\d_]{3,})\b)")
 # Fiscal years as questions write them: "FY20", "FY2020", "FY 2020", "FY'20".
 _FISCAL = re.compile(r"\bfy\s?'?(\d{2}|\d{4})\b", re.IGNORECASE)
@@ -197,9 +251,9 @@ def respellings(text: str, written: Sequence[str]) -> dict[str, tuple[str, ...]]
     for match in _DOTTED.finditer(text):
         letters = match.group(1).replace(".", "").lower()
         add(letters, ".".join(letters) + ".")
+    capitals = set(_SHORT_CAPITALS.findall(text))
     for word in written:
-        capitals = re.search(rf"\b{word.upper()}\b", text)
-        if 2 <= len(word) <= 3 and word.isalpha() and word != "fy" and capitals:
+        if word.isalpha() and word != "fy" and word.upper() in capitals:
             add(word, ".".join(word) + ".")  # "US" also finds "U.S."
     # Two words of three letters or more, side by side or hyphenated: "cash flow", "pass-through".
     for match in _ADJACENT.finditer(text.lower()):
@@ -255,10 +309,8 @@ def analyse_query(
     terms: dict[str, float] = dict.fromkeys(written, 1.0)
     if synonyms:
         lowered = " ".join(text.lower().split())
-        for phrase, expansions in synonyms.items():
-            if _phrase_pattern(phrase.lower()).search(lowered) is None:
-                continue
-            for expansion in expansions:
+        for phrase in _phrases_in(lowered, synonyms):
+            for expansion in synonyms[phrase]:
                 for word in query_words(expansion):
                     if word not in terms and len(terms) < MAX_QUERY_WORDS:
                         terms[word] = expansion_weight
