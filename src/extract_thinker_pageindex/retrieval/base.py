@@ -220,6 +220,7 @@ class BasePageRetriever(ABC):
         # What a document's queries share: the spellings found in it for missing words, by its version.
         self._spellings: Memo[tuple[str, Hashable], dict[str, tuple[str, ...]]] = Memo(8)
         self._spellings_lock = threading.Lock()
+        self._texts: Memo[tuple[str, Hashable], str] = Memo(1)
 
     # -- the backend's part ---------------------------------------------------------------------------
 
@@ -364,7 +365,15 @@ class BasePageRetriever(ABC):
                 if memo is None:
                     memo = {}
                     self._spellings.put((document_id, view.version), memo)
-            extra += document_spellings(view, statistics, self._stem, plan.text, missing, memo)
+            extra += document_spellings(
+                view,
+                statistics,
+                self._stem,
+                plan.text,
+                missing,
+                memo,
+                lambda: self._text_of(document_id, view),
+            )
             known = set(plan.words)
             added = tuple(dict.fromkeys(spelling for spelling in extra if spelling not in known))
             if added:
@@ -412,6 +421,18 @@ class BasePageRetriever(ABC):
                 boosts[page] = max(boosts.get(page, 0.0), self.ranking.caption_boost)
         for page, share in boosts.items():
             scores[page] = scores.get(page, 0.0) + best * share
+
+    def _text_of(self, document_id: str, view: DocumentView) -> str:
+        """The document's whole text in lower case, kept for the latest document asked for (an acronym
+        looked up in it again costs no reading)."""
+        key = (document_id, view.version)
+        with self._spellings_lock:
+            text = self._texts.get(key)
+        if text is None:
+            text = "\n".join(view.page_bodies(range(1, view.page_count + 1)).values()).lower()
+            with self._spellings_lock:
+                self._texts.put(key, text)
+        return text
 
     def _stem(self, words: Sequence[str]) -> dict[str, tuple[str, ...]]:
         """The index's tokens for each word (usually one stem), cached per retriever."""

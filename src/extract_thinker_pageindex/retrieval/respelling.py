@@ -17,6 +17,7 @@ are made with the query, in :func:`.query.respellings`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -50,7 +51,8 @@ def _word(letter: str) -> str:
     return f"{re.escape(letter)}(?<![\\w&]{re.escape(letter)}){guard}{rest}"
 
 
-def acronym_patterns(raw: str) -> list[re.Pattern[str]]:
+@functools.lru_cache(maxsize=1024)
+def acronym_patterns(raw: str) -> tuple[re.Pattern[str], ...]:
     """Regular expressions for the phrases whose initials spell ``raw`` ("PPNE", "JnJ"), in lower-cased
     text.
 
@@ -59,7 +61,7 @@ def acronym_patterns(raw: str) -> list[re.Pattern[str]]:
     """
     letters = [char for char in raw if char.isalpha() or char == "&"]
     if not 2 <= sum(char.isalpha() for char in letters) <= 6:
-        return []
+        return ()
     options: list[list[str]] = [[]]
     for position, char in enumerate(letters):
         inner = 0 < position < len(letters) - 1
@@ -87,7 +89,7 @@ def acronym_patterns(raw: str) -> list[re.Pattern[str]]:
             regex += _word(item.lower())
             previous = item
         patterns.append(re.compile(rf"{regex}(?!\w)"))
-    return patterns
+    return tuple(patterns)
 
 
 def _raw_forms(text: str, word: str) -> list[str]:
@@ -108,12 +110,14 @@ def document_spellings(
     text: str,
     missing: Sequence[str],
     memo: dict[str, tuple[str, ...]] | None = None,
+    document_text: Callable[[], str] | None = None,
 ) -> list[str]:
     """How the document spells written query words found on none of its pages: splits and acronym
     expansions that are on its pages (see the module's docstring), as words or phrases to search.
 
     ``memo`` keeps what was found for each word (the raw form of an acronym) in this version of the
-    document, so the document's later queries look nothing up again.
+    document, so the document's later queries look nothing up again; ``document_text`` gives the
+    document's whole text in lower case (the retriever keeps the latest one), else it is read here.
     """
     memo = {} if memo is None else memo
     raws = {
@@ -148,7 +152,11 @@ def document_spellings(
                 memo[keys[word]] = (best[1],)
     acronyms = {word: [pattern for raw in raws[word] for pattern in acronym_patterns(raw)] for word in words}
     if any(acronyms.values()):
-        text = "\n".join(view.page_bodies(range(1, view.page_count + 1)).values()).lower()
+        text = (
+            document_text()
+            if document_text is not None
+            else "\n".join(view.page_bodies(range(1, view.page_count + 1)).values()).lower()
+        )
         for word, patterns in acronyms.items():
             counts: Counter[str] = Counter()
             for pattern in patterns:
