@@ -26,7 +26,7 @@ from .profiles import FINANCE, GENERAL_SYNONYMS, RetrievalProfile
 from .query import QueryPlan, analyse_query, query_words
 from .ranking import Ranking
 from .references import EDGE_CHARS, Reference, caption_pages, find_references, pages_printed
-from .respelling import document_spellings
+from .respelling import document_spellings, lowered_text
 from .scoring import PageFacts, TermStatistics, boost_pages, demote_decoys, score_pages
 
 __all__ = [
@@ -429,7 +429,7 @@ class BasePageRetriever(ABC):
         with self._spellings_lock:
             text = self._texts.get(key)
         if text is None:
-            text = "\n".join(view.page_bodies(range(1, view.page_count + 1)).values()).lower()
+            text = lowered_text(view.page_bodies(range(1, view.page_count + 1)).values())
             with self._spellings_lock:
                 self._texts.put(key, text)
         return text

@@ -20,7 +20,7 @@ from __future__ import annotations
 import functools
 import re
 from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from .stopwords import ENGLISH_STOP_WORDS
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from .base import DocumentView
     from .scoring import TermStatistics
 
-__all__ = ["acronym_patterns", "document_spellings"]
+__all__ = ["acronym_patterns", "document_spellings", "lowered_text"]
 
 #: At most this many missing words are looked up per query (each costs a few index lookups).
 MAX_MISSING = 3
@@ -47,7 +47,9 @@ def _word(letter: str) -> str:
     engine skips quickly to the places worth trying."""
     rests = sorted(word[1:] for word in ENGLISH_STOP_WORDS if word[0] == letter and len(word) > 1)
     guard = f"(?!(?:{'|'.join(rests)})\\b)" if rests else ""
-    rest = r"[\w'’-]+" if letter in ENGLISH_STOP_WORDS else r"[\w'’-]*"
+    # Plain ASCII marks beside \w: a class with "’" takes Python's compiler milliseconds to build (the text
+    # searched has its "’" turned into "'").
+    rest = r"[\w'-]+" if letter in ENGLISH_STOP_WORDS else r"[\w'-]*"
     return f"{re.escape(letter)}(?<![\\w&]{re.escape(letter)}){guard}{rest}"
 
 
@@ -90,6 +92,11 @@ def acronym_patterns(raw: str) -> tuple[re.Pattern[str], ...]:
             previous = item
         patterns.append(re.compile(rf"{regex}(?!\w)"))
     return tuple(patterns)
+
+
+def lowered_text(bodies: Iterable[str]) -> str:
+    """A document's text as acronym look-ups search it: lower case, with "’" as "'"."""
+    return "\n".join(bodies).lower().replace("’", "'")
 
 
 def _raw_forms(text: str, word: str) -> list[str]:
@@ -155,7 +162,7 @@ def document_spellings(
         text = (
             document_text()
             if document_text is not None
-            else "\n".join(view.page_bodies(range(1, view.page_count + 1)).values()).lower()
+            else lowered_text(view.page_bodies(range(1, view.page_count + 1)).values())
         )
         for word, patterns in acronyms.items():
             counts: Counter[str] = Counter()
