@@ -87,6 +87,39 @@ def test_both_backends_give_the_same_pages_and_scores(postgres_dsn: str, schemas
         assert pg.search("filing", query, max_pages=5) == found
 
 
+def test_other_documents_move_no_score_on_either_backend(postgres_dsn: str, schemas: list[str]):
+    """Both backends normalise a page's length by its own document's average page (SQLite brings FTS5's
+    table-wide normalisation back to it), so a document of very long pages beside the filing changes
+    nothing: a term's score exactly, on both backends alike; a near pair's (whose FTS5 score mixes two
+    terms' counts) within 1% on SQLite, with pages 200 times longer beside it."""
+    long_pages = [" ".join(["revenue"] + ["filler"] * 3000), " ".join(["cash"] + ["words"] * 2500)]
+    with (
+        SQLitePageRetriever() as alone,
+        SQLitePageRetriever() as lite,
+        PostgresPageRetriever(postgres_dsn, schema=new_schema(schemas)) as pg,
+    ):
+        alone.index("filing", PAGES)
+        for retriever in (lite, pg):
+            retriever.index("other", long_pages)
+            retriever.index("filing", PAGES)
+        for query in ("revenue", "dividend competition", "regulation margins"):
+            found = lite.search("filing", query, max_pages=5)
+            assert found
+            for other in (
+                alone.search("filing", query, max_pages=5),
+                pg.search("filing", query, max_pages=5),
+            ):
+                assert [match.page_number for match in other] == [match.page_number for match in found]
+                for mine, theirs in zip(found, other, strict=True):
+                    assert mine.score == pytest.approx(theirs.score, rel=1e-6)
+        paired = lite.search("filing", "cash flow statement", max_pages=5)
+        for mine, theirs in zip(
+            paired, alone.search("filing", "cash flow statement", max_pages=5), strict=True
+        ):
+            assert mine.page_number == theirs.page_number
+            assert mine.score == pytest.approx(theirs.score, rel=1e-2)
+
+
 def test_it_is_a_page_retriever(postgres_dsn: str, schemas: list[str]):
     with PostgresPageRetriever(postgres_dsn, schema=new_schema(schemas)) as retriever:
         assert isinstance(retriever, PageRetriever)

@@ -5,7 +5,8 @@ It counts exactly what FTS5 counts for ``bm25()`` — the occurrences of a term 
 word of several tokens) in each column, weighted by the column's weight, and for a pair of query words only
 the occurrences within :data:`~.scoring.PAIR_DISTANCE` tokens of the other word — and turns the counts into
 BM25's tf part with :func:`~.scoring.bm25_tf`. The length normalisation is relative to the average page of
-the searched document (FTS5's is relative to its whole table).
+the searched document (FTS5's is relative to its whole table; the SQLite backend brings it back to the
+document's).
 """
 
 from __future__ import annotations

@@ -5,9 +5,10 @@ has two flaws for page retrieval inside one long document: its IDF is computed o
 document sharing the index; FTS5's ``bm25()`` also floors it at ~0 for a term on half the rows or more, so a
 decisive but common word such as "revenue" in a 10-K scores nothing), and PostgreSQL's ``ts_rank`` is no
 BM25 at all. So the backends give, for each query term, the pages of the searched document that hold it
-and BM25's tf part on each (:class:`TermStatistics`: SQLite takes it from FTS5's ``bm25()`` with FTS5's IDF
-divided back out, PostgreSQL computes it from the tsvector's positions with :func:`bm25_tf`), and the score
-multiplies it by a Lucene-style IDF computed over the pages of the searched document only::
+and BM25's tf part on each, its length normalised by the document's own average page (:class:`TermStatistics`:
+SQLite takes it from FTS5's ``bm25()`` with FTS5's IDF divided back out and FTS5's table-wide length norm
+brought back to the document's, PostgreSQL computes it from the tsvector's positions with :func:`bm25_tf`),
+and the score multiplies it by a Lucene-style IDF computed over the pages of the searched document only::
 
     score(page) = sum over query terms t of  idf_doc(t) * tf_part(t, page)
     idf_doc(t)  = ln(1 + (N_doc - n_doc(t) + 0.5) / (n_doc(t) + 0.5))

@@ -35,7 +35,7 @@ from .page_text import SURROGATE, page_list, page_text_fields
 from .profiles import FINANCE, RetrievalProfile
 from .query import query_words
 from .ranking import Ranking
-from .scoring import DEFAULT_WEIGHTS, PAIR_DISTANCE, PageFacts, fts_quote
+from .scoring import DEFAULT_WEIGHTS, K1, PAIR_DISTANCE, B, PageFacts, bm25_tf, fts_quote
 
 __all__ = [
     "PageMatch",
@@ -120,7 +120,9 @@ class SQLitePageRetriever(BasePageRetriever):
         self._memory = self.database in (":memory:", "") or self.database.startswith("file::memory:")
         self._lock = threading.RLock()
         # Each recently searched document's page facts, by the version of its pages (read under the lock).
-        self._facts: Memo[tuple[str | bytes, tuple[int, int, float]], list[PageFacts]] = Memo(8)
+        self._facts: Memo[
+            tuple[str | bytes, tuple[int, int, float]], tuple[list[PageFacts], dict[int, int]]
+        ] = Memo(8)
         self._table_stamp: tuple[int, int] | None = None
         self._table_idfs: dict[tuple[str, ...] | None, float] = {}
         self._closed = True  # until the connection is open and set up
@@ -323,24 +325,34 @@ class SQLitePageRetriever(BasePageRetriever):
                 return
             first_row, page_count, indexed_at = row
             version = (first_row, page_count, indexed_at)
-            facts = self._facts.get((key, version))
-            if facts is None:
+            last_row = first_row + page_count - 1
+            known = self._facts.get((key, version))
+            if known is None:
                 facts = [
                     (number - first_row + 1, kind, numeric)
                     for number, kind, numeric in conn.execute(
                         "SELECT row, kind, numeric FROM pi_pages WHERE row BETWEEN ? AND ?",
-                        (first_row, first_row + page_count - 1),
+                        (first_row, last_row),
                     )
                 ]
-                self._facts.put((key, version), facts)
-            # What FTS5 knows of the whole table (its row count, each term's row count) stays valid until
-            # the index changes: through this connection (total_changes) or another one (data_version).
+                # Each page's length in tokens (every column), from FTS5's own record of it.
+                lengths = {
+                    number - first_row + 1: sum(varints(sizes))
+                    for number, sizes in conn.execute(
+                        "SELECT id, sz FROM pi_fts_docsize WHERE id BETWEEN ? AND ?", (first_row, last_row)
+                    )
+                }
+                known = (facts, lengths)
+                self._facts.put((key, version), known)
+            # What FTS5 knows of the whole table (its row count, each term's row count, the average row
+            # length) stays valid until the index changes: through this connection (total_changes) or
+            # another one (data_version).
             (data_version,) = conn.execute("PRAGMA data_version").fetchone()
             stamp = (data_version, conn.total_changes)
             if stamp != self._table_stamp:
                 self._table_stamp = stamp
                 self._table_idfs = {}
-            yield _FTS5Statistics(conn, first_row, page_count, facts, version, self._table_idfs)
+            yield _FTS5Statistics(conn, first_row, page_count, known[0], version, self._table_idfs, known[1])
 
     def _highlight(self, document_id: str, page_number: int, words: Sequence[str], size: int) -> str:
         key = _doc_key(document_id)
@@ -358,6 +370,25 @@ class SQLitePageRetriever(BasePageRetriever):
                 (size, expression, row[0] + page_number - 1),
             ).fetchone()
         return found[0] if found else ""
+
+
+def varints(data: bytes) -> list[int]:
+    """The unsigned integers of an SQLite varint sequence (FTS5's row sizes and table totals): big-endian,
+    seven bits a byte while the high bit is set, the ninth byte whole."""
+    values: list[int] = []
+    value = 0
+    length = 0
+    for byte in data:
+        length += 1
+        if length == 9:
+            values.append((value << 8) | byte)
+            value = length = 0
+        elif byte & 0x80:
+            value = (value << 7) | (byte & 0x7F)
+        else:
+            values.append((value << 7) | byte)
+            value = length = 0
+    return values
 
 
 #: The IDF recorded for a token on no row of the table (FTS5 would never divide by it).
@@ -379,6 +410,7 @@ class _FTS5Statistics:
         facts: list[PageFacts],
         version: tuple[int, int, float],
         table_idfs: dict[tuple[str, ...] | None, float] | None = None,
+        lengths: dict[int, int] | None = None,
     ) -> None:
         self.conn = conn
         self.version = version
@@ -392,6 +424,18 @@ class _FTS5Statistics:
             (rows,) = conn.execute("SELECT coalesce(sum(page_count), 0) FROM pi_docs").fetchone()
             self._table_idfs[None] = float(rows)
         self.total_rows = int(self._table_idfs[None])
+        # FTS5's bm25() normalises a page's length by the average row of the whole table, which mixes the
+        # documents (a brochure's short pages with a 10-K's long ones); the tf parts are brought back to
+        # the average page of this document, as the PostgreSQL backend computes them.
+        self._lengths = lengths or {}
+        self._document_average = (
+            sum(self._lengths.values()) / page_count if self._lengths and page_count else 0.0
+        )
+        if ("",) not in self._table_idfs:
+            block = conn.execute("SELECT block FROM pi_fts_data WHERE id = 1").fetchone()
+            totals = varints(block[0]) if block is not None and block[0] else []
+            self._table_idfs[("",)] = sum(totals[1:]) / totals[0] if len(totals) > 1 and totals[0] else 0.0
+        self._table_average = self._table_idfs[("",)]
         weights = ", ".join(str(weight) for weight in DEFAULT_WEIGHTS)
         self._sql = (
             f"SELECT rowid, bm25(pi_fts, {weights}) FROM pi_fts"
@@ -448,7 +492,24 @@ class _FTS5Statistics:
         if not rows:
             return []
         self._fts_idfs[tokens] = fts_idf = self._fts_idf(tokens, expression)
-        return [(rowid - self.first_row + 1, -bm25 / fts_idf) for rowid, bm25 in rows]
+        return self._renormalised([(rowid - self.first_row + 1, -bm25 / fts_idf) for rowid, bm25 in rows])
+
+    def _renormalised(self, rows: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        """BM25 tf parts normalised by the table's average row, as normalised by this document's average
+        page: the weighted count is solved back from FTS5's tf part and the page's length, exactly for
+        one term (for a near pair, whose tf part is a mean of two, closely)."""
+        table, document = self._table_average, self._document_average
+        if not table or not document or abs(table - document) < 1e-9:
+            return rows
+        converted = []
+        for page, tf in rows:
+            length = self._lengths.get(page, 0)
+            if not 0.0 < tf < K1 + 1.0:
+                converted.append((page, tf))
+                continue
+            count = tf * K1 * (1.0 - B + B * length / table) / (K1 + 1.0 - tf)
+            converted.append((page, bm25_tf(count, length, document)))
+        return converted
 
     def pair_hits(
         self, left: tuple[str, tuple[str, ...]], right: tuple[str, tuple[str, ...]]
@@ -457,7 +518,7 @@ class _FTS5Statistics:
         # bm25() of a NEAR query sums idf * tf over its two words, counting only the near occurrences;
         # dividing by the sum of their FTS5 IDFs gives the IDF-weighted mean of those two tf parts.
         divisor = self._fts_idfs[left[1]] + self._fts_idfs[right[1]]
-        return [(rowid - self.first_row + 1, -bm25 / divisor) for rowid, bm25 in rows]
+        return self._renormalised([(rowid - self.first_row + 1, -bm25 / divisor) for rowid, bm25 in rows])
 
     def _fts_idf(self, tokens: tuple[str, ...], expression: str) -> float:
         """The IDF that FTS5's bm25() used for a term: over the whole table, floored at 1e-6."""
