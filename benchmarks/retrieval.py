@@ -534,7 +534,7 @@ def plot(results: dict[str, Run], path: Path, subtitle: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, axes = plt.subplots(figsize=(8, 4.2))
+    figure, axes = plt.subplots(figsize=(8, 5))
     width = 0.8 / len(results)
     for number, (name, run) in enumerate(results.items()):
         positions = [k_index + number * width for k_index in range(len(KS))]
@@ -543,10 +543,11 @@ def plot(results: dict[str, Run], path: Path, subtitle: str) -> None:
     axes.set_xticks(
         [k_index + width * (len(results) - 1) / 2 for k_index in range(len(KS))], [f"recall@{k}" for k in KS]
     )
-    axes.set_ylim(0, 1)
+    axes.set_ylim(0, 1.08)  # room for a bar's label at 1.00
     axes.set_ylabel("share of questions with an evidence page found")
     axes.set_title(f"Page retrieval on FinanceBench filings ({subtitle})")
-    axes.legend(fontsize=8, loc="upper left")
+    # Below the axes: inside, the legend hides the bars it names.
+    axes.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=3)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=120)
