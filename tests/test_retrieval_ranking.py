@@ -136,6 +136,24 @@ def test_user_synonyms_are_searched_too():
     assert ranked(pages, "tenancy", synonyms={"tenancy": ["lease"]}) == [2]
 
 
+def test_instruction_words_of_a_question_do_not_pick_its_page():
+    rounding = "Round each answer to two decimal places; the answer is rounded, places kept. " + filler(50)
+    pages = [rounding, "Capex for the year was 412. " + filler(60, 2), filler(60, 4), filler(60, 6)]
+    question = "Round your answer to two decimal places. What was capex?"
+    assert ranked(pages, question)[0] == 2
+    # Searched as content, the instruction's four words outweigh the one word asked about.
+    assert ranked(pages, question, ranking=Ranking(query_weights=False))[0] == 1
+
+
+def test_a_phrase_of_the_query_found_together_outranks_its_words_apart():
+    far = "operating " + filler(12) + " income"
+    near = filler(6) + " operating income " + filler(6)
+    pages = [far, near, filler(14, 2), filler(14, 5), filler(14, 7)]
+    assert ranked(pages, "operating income") == [2, 1]
+    # The same words on pages of the same length: without the bonus they tie, and the earlier page leads.
+    assert ranked(pages, "operating income", ranking=Ranking(proximity=False)) == [1, 2]
+
+
 def test_a_title_zone_raises_the_page_titled_by_the_query():
     running = filler(40) + " and the segment results were reported " + filler(40, 3)
     titled = "Segment Results\n" + "\n".join(filler(12, n) for n in range(7))
