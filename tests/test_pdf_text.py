@@ -740,7 +740,16 @@ def test_statement_rows_stay_rows_and_are_not_headings(columns_pdf: Path) -> Non
     document = build_index(columns_pdf)
 
     assert [text for index, _, text in headings(document) if index == 1] == ["Statement of Operations"]
-    rows = " ".join(contents(document, ParagraphNode, page_index=1))
+    # The rows are a table aligned by whitespace, each label with its figures.
+    (table,) = [node for node in page_of(document, 1).nodes if isinstance(node, TableNode)]
+    assert markdown_rows(table.content)[-3:] == [
+        ["Revenue", "1,200", "1,100"],
+        ["Cost of revenue", "(400)", "(380)"],
+        ["Total operating income", "800", "720"],
+    ]
+    assert table.caption == "Statement of Operations"
+    # Without tables the rows stay paragraphs, one a row.
+    rows = " ".join(contents(build_index(columns_pdf, tables=False), ParagraphNode, page_index=1))
     assert rows == "Revenue 1,200 1,100 Cost of revenue (400) (380) Total operating income 800 720"
 
 

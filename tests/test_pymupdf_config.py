@@ -392,7 +392,7 @@ def test_another_class_with_a_bad_value_is_refused():
 
 @pytest.mark.parametrize(
     "keywords",
-    [{"password": "pw"}, {"tables": True}, {"dpi": 200}, {"include_bbox": True}, {"cache_ttl": 60}],
+    [{"password": "pw"}, {"tables": False}, {"dpi": 200}, {"include_bbox": True}, {"cache_ttl": 60}],
     ids=lambda keywords: next(iter(keywords)),
 )
 def test_a_keyword_the_config_also_sets_is_refused(keywords):

@@ -153,13 +153,14 @@ def test_sample_view_shows_pages_boxes_toc_and_matches(
 
         # Boxes where PyMuPDF finds the words, on every page.
         checked = sum(check_paragraph_boxes(page, pdf, document, index) for index in range(4))
-        assert checked >= 10
+        assert checked >= 8  # the fee schedule on page 3 is a table, not paragraphs
         assert page.locator(".box.t-heading").count() == document.node_counts()["heading"]
         legend = page.locator("#legend input[data-type]")
         assert {legend.nth(i).get_attribute("data-type") for i in range(legend.count())} == {
             "heading",
             "paragraph",
             "list_item",
+            "table",  # the fee schedule
         }
 
         # Each TOC entry points at its page; a click brings its heading's box into view.
@@ -396,7 +397,8 @@ def test_a_filing_view_opens_at_once_and_draws_boxes_lazily(
         page.locator(f"#page-{target_page} #toc-target").wait_for()
         box = page.locator(f"#page-{target_page} #toc-target").bounding_box()
         assert box is not None and 0 <= box["y"] <= 900
-        assert check_paragraph_boxes(page, pdf, document, 57) >= 5
+        # Page 58 is the income statement: a table node (its box drawn with the others) and a few paragraphs.
+        assert check_paragraph_boxes(page, pdf, document, 57) >= 3
         page.screenshot(path=str(tmp_path / "filing.png"))
     assert (tmp_path / "filing.png").read_bytes().startswith(PNG_SIGNATURE)
 

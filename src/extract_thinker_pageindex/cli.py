@@ -169,7 +169,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     index.add_argument("--model", help="litellm model name for the parts that need a model")
     index.add_argument("--parallel", type=int, default=3, metavar="N", help="pages sent to the model at once")
-    index.add_argument("--tables", action="store_true", help="find tables in PDFs (slow: a few pages/s)")
+    index.add_argument(
+        "--tables",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="find tables in PDFs: ruled grids and columns aligned by whitespace (default: on)",
+    )
     index.add_argument("--no-images", action="store_true", help="leave embedded pictures out of PDF indexes")
     index.add_argument(
         "--no-outline", action="store_true", help="ignore PDF outlines; detect headings from fonts"

@@ -59,7 +59,7 @@ def build_index(
     refine: bool = False,
     on_page_error: Literal["raise", "skip"] = "raise",
     dpi: int = 150,
-    tables: bool = False,
+    tables: bool = True,
     images: bool = True,
     password: str | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -92,7 +92,8 @@ def build_index(
         refine: Re-check and re-extract weak pages with the model (needs a model).
         on_page_error: ``"raise"`` to fail the document when a page fails, ``"skip"`` to record and go on.
         dpi: Resolution at which pages are rendered for the model.
-        tables: PDF text strategy: find tables with PyMuPDF's table finder (slow; off by default).
+        tables: PDF text strategy: find tables (ruled grids and whitespace-aligned columns) and make table
+            nodes of them (on by default; ``False`` leaves their lines as paragraphs).
         images: PDF text strategy: make image nodes with PNG bytes for embedded pictures.
         password: The password of an encrypted PDF.
         progress: Called as ``progress(done, total)`` as pages are read.

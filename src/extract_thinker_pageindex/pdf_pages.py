@@ -19,13 +19,13 @@ from .pdf import (
     PYMUPDF_LOCK,
     PdfSource,
     describe_source,
-    find_tables,
     load_pymupdf,
     open_pdf,
     pdf_errors,
     read_pdf_bytes,
     render_page_png,
 )
+from .tables import PageTable, find_page_tables
 
 __all__ = ["read_pdf_pages"]
 
@@ -37,25 +37,25 @@ def _text_flags() -> int:
     return int(pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES)
 
 
-def _table_rows(table: Any) -> list[list[str]]:
-    return [["" if cell is None else " ".join(str(cell).split()) for cell in row] for row in table.extract()]
+def _page_text_with_tables(page: Any, tables: list[PageTable], textpage: Any) -> str:
+    """Page text in reading order with each table's lines replaced by the table as Markdown."""
+    boxes = [table.bbox for table in tables]
 
-
-def _page_text_with_tables(page: Any, tables: list[Any], flags: int) -> str:
-    """Page text in reading order with each table's region replaced by the table as Markdown."""
-    boxes = [tuple(table.bbox) for table in tables]
-
-    def inside(block: tuple[float, ...]) -> bool:
-        x = (block[0] + block[2]) / 2
-        y = (block[1] + block[3]) / 2
+    def inside(box: Sequence[float]) -> bool:
+        x = (box[0] + box[2]) / 2
+        y = (box[1] + box[3]) / 2
         return any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1 in boxes)
 
     pieces: list[tuple[float, float, str]] = []
-    for block in page.get_text("blocks", flags=flags):
-        if block[6] == 0 and not inside(block):  # type 0 = text block
-            pieces.append((block[1], block[0], block[4].strip()))
+    for block in page.get_text("dict", textpage=textpage)["blocks"]:
+        if block.get("type", 0) != 0:
+            continue
+        kept = [line for line in block["lines"] if not inside(line["bbox"])]
+        if kept:
+            text = "\n".join("".join(span["text"] for span in line["spans"]) for line in kept)
+            pieces.append((kept[0]["bbox"][1], kept[0]["bbox"][0], text.strip()))
     for table in tables:
-        pieces.append((table.bbox[1], table.bbox[0], table.to_markdown(clean=False).strip()))
+        pieces.append((table.bbox[1], table.bbox[0], table.markdown()))
     return _in_reading_order(pieces)
 
 
@@ -127,7 +127,7 @@ def read_pdf_pages(
     *,
     pages: PageSpec | None = None,
     password: str | None = None,
-    tables: bool = False,
+    tables: bool = True,
     regions: bool = False,
     image_dpi: int | None = None,
     image_max_side: int | None = None,
@@ -139,7 +139,8 @@ def read_pdf_pages(
         source: A path, bytes or BytesIO.
         pages: Only these 1-based pages (``5``, ``(3, 7)``, ``[(1, 3), 5]`` or ``"1-3,5"``).
         password: Password of an encrypted PDF.
-        tables: Find tables with PyMuPDF's table finder and render each as Markdown in place.
+        tables: Find tables (ruled grids, and columns aligned by whitespace: see :mod:`.tables`), render
+            each as Markdown in place of its lines, and list their rows under ``tables``.
         regions: Add ``regions``: the page's text blocks (from OCR on a page read by OCR), each with its
             box as fractions of the drawn page, in the shape of ExtractThinker's ``DocumentRegion``.
         image_dpi: When set, add each page rendered as PNG bytes at this resolution under ``image``.
@@ -178,12 +179,16 @@ def read_pdf_pages(
             if selected is not None and index not in selected:
                 continue
             page = document[index]
-            found = find_tables(page) if tables else []
-            text = _page_text_with_tables(page, found, flags) if found else page.get_text("text", flags=flags)
+            textpage = page.get_textpage(flags=flags)
+            found = find_page_tables(page, textpage=textpage) if tables else []
+            if found:
+                text = _page_text_with_tables(page, found, textpage)
+            else:
+                text = page.get_text("text", textpage=textpage)
             item: dict[str, Any] = {
                 "content": text,
                 "markdown": text,
-                "tables": [_table_rows(table) for table in found],
+                "tables": [table.rows for table in found],
                 "page_number": index + 1,
                 "text_source": "text_layer",
             }
@@ -257,7 +262,7 @@ def _ocr_text_with_tables(blocks: list[dict[str, Any]], tables: list[dict[str, A
     """OCR'd text in reading order with each ruled table's lines replaced by the table as Markdown, as
     :func:`_page_text_with_tables` does for a text layer."""
     from .ocr.engines import plain_text
-    from .ocr.tables import markdown_table
+    from .tables.grid import markdown_table
 
     boxes = [table["bbox"] for table in tables]
     pieces: list[tuple[float, float, str]] = []

@@ -47,7 +47,8 @@ class PyMuPDFConfig:
     Attributes:
         cache_ttl: Seconds a loaded document stays in ExtractThinker's loader cache; positive.
         password: Password of an encrypted PDF (the loader's ``password=``).
-        extract_tables: Find tables with PyMuPDF's table finder (the loader's ``tables=``).
+        extract_tables: Find tables and render them as Markdown in ``content`` (the loader's ``tables=``;
+            off here by default, as in the framework's config, while the loader's keyword is on).
         include_bbox: Add ``regions`` to each page dict: its text blocks with their boxes as fractions of
             the drawn page (the loader's ``include_bbox=``).
         vision_enabled: Start in vision mode: each page dict gets ``image``, the page as PNG.

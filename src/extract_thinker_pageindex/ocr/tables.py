@@ -2,10 +2,8 @@
 words of each cell.
 
 A rule is a run of dark pixels at least 0.3 inch long and at most 2.5 pt thick, across (horizontal) or
-down (vertical) the page: text and light shading make no such run, and a dark picture is too thick. Rules
-that cross or touch form a grid; a grid of at least two horizontal and three vertical rules is a table,
-its rows and columns the spaces between them. A frame of one column (round the page, a text box, a boxed
-list) is not.
+down (vertical) the page: text and light shading make no such run, and a dark picture is too thick. The
+rules form grids as a PDF's drawn rules do (:mod:`..tables.grid`).
 Tables ruled only across (no column rules) are not found.
 
 The rules are also painted out of the image before the engine reads it: Tesseract takes a boxed region for
@@ -14,8 +12,9 @@ a picture and leaves the words inside a ruled table unread, and reads them once 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
+
+from ..tables.grid import Grid, Rule, cell_rows, group_rules, markdown_table, merge_positions
 
 __all__ = ["Grid", "Rule", "cell_rows", "erase_rules", "find_grids", "grid_on_page", "markdown_table"]
 
@@ -27,35 +26,6 @@ MIN_RULE_INCHES = 0.3
 MAX_RULE_POINTS = 2.5
 #: Rules this close (in points) at their ends still meet: rules drawn by hand or scanned stop short.
 MEET_POINTS = 4.0
-#: Words of one cell whose tops are this close (in points) are on one line.
-LINE_POINTS = 3.0
-
-
-@dataclass
-class Rule:
-    """A straight rule in pixels: ``at`` across its direction (its middle), from ``start`` to ``end``
-    along it, and how many pixels thick it is."""
-
-    horizontal: bool
-    at: float
-    start: int
-    end: int
-    first: int  # the first and last row (column for a vertical rule) of its pixels
-    last: int
-
-    @property
-    def thickness(self) -> int:
-        return self.last - self.first + 1
-
-
-@dataclass
-class Grid:
-    """A ruled table in pixels: its box, and the positions of its row and column rules, in order."""
-
-    box: tuple[float, float, float, float]
-    rows: list[float] = field(default_factory=list)  # y of each horizontal rule
-    columns: list[float] = field(default_factory=list)  # x of each vertical rule
-    rules: list[Rule] = field(default_factory=list)
 
 
 def _runs(ink: Any, min_length: int) -> list[tuple[int, int, int]]:
@@ -104,25 +74,6 @@ def _rules(ink: Any, horizontal: bool, min_length: int, max_thickness: int) -> l
     return result
 
 
-def _meets(across: Rule, down: Rule, slack: float) -> bool:
-    return (
-        across.start - slack <= down.at <= across.end + slack
-        and down.start - slack <= across.at <= down.end + slack
-    )
-
-
-def _positions(values: list[float], slack: float) -> list[float]:
-    """Sorted positions with those within ``slack`` of each other merged (double rules, a rule's two
-    halves)."""
-    merged: list[list[float]] = []
-    for value in sorted(values):
-        if merged and value - merged[-1][-1] <= slack:
-            merged[-1].append(value)
-        else:
-            merged.append([value])
-    return [sum(group) / len(group) for group in merged]
-
-
 def find_grids(gray: Any, dpi: float) -> list[Grid]:
     """The ruled tables of a page image.
 
@@ -140,38 +91,7 @@ def find_grids(gray: Any, dpi: float) -> list[Grid]:
     shortest = max(8, round(MIN_RULE_INCHES * dpi))
     across = _rules(ink, True, shortest, thick)
     down = _rules(ink, False, shortest, thick)
-    if len(across) < 2 or len(down) < 2:
-        return []
-    # Rules that meet are one grid: union-find over the crossings.
-    rules = across + down
-    parent = list(range(len(rules)))
-
-    def root(item: int) -> int:
-        while parent[item] != item:
-            parent[item] = parent[parent[item]]
-            item = parent[item]
-        return item
-
-    for a, rule_a in enumerate(across):
-        for d, rule_d in enumerate(down, start=len(across)):
-            if _meets(rule_a, rule_d, slack):
-                parent[root(a)] = root(d)
-    groups: dict[int, list[Rule]] = {}
-    for number, rule in enumerate(rules):
-        groups.setdefault(root(number), []).append(rule)
-    grids = []
-    for members in groups.values():
-        rows = _positions([rule.at for rule in members if rule.horizontal], slack)
-        columns = _positions([rule.at for rule in members if not rule.horizontal], slack)
-        if len(rows) < 2 or len(columns) < 3:
-            continue  # a lone rule, an underline touching one, a frame, a boxed list: one column at most
-        x0 = min(min(rule.start for rule in members if rule.horizontal), columns[0])
-        x1 = max(max(rule.end for rule in members if rule.horizontal), columns[-1])
-        y0 = min(min(rule.start for rule in members if not rule.horizontal), rows[0])
-        y1 = max(max(rule.end for rule in members if not rule.horizontal), rows[-1])
-        grids.append(Grid((float(x0), float(y0), float(x1), float(y1)), rows, columns, members))
-    grids.sort(key=lambda grid: (grid.box[1], grid.box[0]))
-    return grids
+    return group_rules(across, down, slack)
 
 
 def erase_rules(pixels: Any, grids: list[Grid]) -> None:
@@ -186,33 +106,6 @@ def erase_rules(pixels: Any, grids: list[Grid]) -> None:
                 pixels[low : min(high, height), start : min(end, width)] = 255
             else:
                 pixels[start : min(end, height), low : min(high, width)] = 255
-
-
-def cell_rows(
-    words: list[tuple[float, float, float, float, str]], rows: list[float], columns: list[float]
-) -> list[list[str]]:
-    """The text of each cell between the rules (in the words' coordinates): every word goes to the cell
-    its middle is in, cells read top to bottom, then left to right."""
-    from bisect import bisect_right
-
-    table = [["" for _ in range(len(columns) - 1)] for _ in range(len(rows) - 1)]
-    placed: dict[tuple[int, int], list[tuple[float, float, str]]] = {}
-    for x0, y0, x1, y1, text in words:
-        x, y = (x0 + x1) / 2, (y0 + y1) / 2
-        row, column = bisect_right(rows, y) - 1, bisect_right(columns, x) - 1
-        if 0 <= row < len(rows) - 1 and 0 <= column < len(columns) - 1:
-            placed.setdefault((row, column), []).append((round(y0), x0, text))
-    for (row, column), cell in placed.items():
-        lines: list[list[tuple[float, float, str]]] = []
-        for item in sorted(cell):
-            if lines and item[0] - lines[-1][0][0] <= LINE_POINTS:
-                lines[-1].append(item)
-            else:
-                lines.append([item])
-        table[row][column] = " ".join(
-            text for line in lines for _, _, text in sorted(line, key=lambda word: word[1])
-        )
-    return [row for row in table if any(row)]
 
 
 def grid_on_page(grid: Grid, matrix: Any) -> Grid:
@@ -239,17 +132,6 @@ def grid_on_page(grid: Grid, matrix: Any) -> Grid:
         max(point.x for point in corners),
         max(point.y for point in corners),
     )
-    rows = _positions([rule.at for rule in mapped if rule.horizontal], MEET_POINTS)
-    columns = _positions([rule.at for rule in mapped if not rule.horizontal], MEET_POINTS)
+    rows = merge_positions([rule.at for rule in mapped if rule.horizontal], MEET_POINTS)
+    columns = merge_positions([rule.at for rule in mapped if not rule.horizontal], MEET_POINTS)
     return Grid(box, rows, columns, mapped)
-
-
-def markdown_table(rows: list[list[str]]) -> str:
-    """Rows as a Markdown table, the first row its header (``|`` in a cell escaped)."""
-    if not rows:
-        return ""
-    width = max(len(row) for row in rows)
-    cells = [[cell.replace("|", "\\|") for cell in row] + [""] * (width - len(row)) for row in rows]
-    lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(row) + " |" for row in cells[1:]]
-    return "\n".join(lines)

@@ -362,9 +362,10 @@ def _mark_underlines(page: Any, lines: list[Line]) -> None:
                 break
 
 
-def read_page_lines(page: Any, index: int, flags: int) -> PageLines:
-    """The text lines of a PyMuPDF page in reading order (call while holding ``PYMUPDF_LOCK``)."""
-    data = page.get_text("dict", flags=flags)
+def read_page_lines(page: Any, index: int, flags: int, *, textpage: Any = None) -> PageLines:
+    """The text lines of a PyMuPDF page in reading order (call while holding ``PYMUPDF_LOCK``); from
+    ``textpage`` when the caller has read the page's text already."""
+    data = page.get_text("dict", flags=flags, textpage=textpage)
     result = lines_from_blocks(data["blocks"], index, float(data["width"]), float(data["height"]))
     _mark_underlines(page, result.lines)
     return result

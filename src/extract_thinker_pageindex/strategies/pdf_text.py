@@ -7,13 +7,15 @@
 - Running headers and footers are lines in the top or bottom band that repeat (digits ignored) across
   pages; they become header/footer nodes, never headings.
 - Paragraphs and list items are read block by block in reading order (two text columns left to right).
-- Tables (opt-in: PyMuPDF's table finder is slow) become table nodes; embedded raster images, image nodes.
+- Tables (ruled grids, and columns aligned by whitespace: :mod:`..tables`) become table nodes, their
+  Markdown in ``content`` and their caption; embedded raster images, image nodes.
 - Every node but a section carries a ``bbox``: for text, the union of the boxes of the lines that made it
   (their spans' boxes), rounded outward to whole points and clipped to the page.
 """
 
 from __future__ import annotations
 
+import itertools
 import logging
 import re
 import unicodedata
@@ -43,7 +45,7 @@ from ..model import (
 from ..ocr.detect import needs_ocr
 from ..ocr.settings import OcrSettings
 from ..pages import PageSpec, normalize_page_spec
-from ..pdf import find_tables
+from ..tables import find_page_tables
 from .pdf_contents import printed_toc_entries
 from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
 from .pdf_structure import (
@@ -279,30 +281,50 @@ def _heading_level(level: int) -> Any:
 # -- tables and images --------------------------------------------------------------------------------
 
 
-def _page_tables(pdf_page: Any, page: PageLines, extras: PageExtras) -> None:
-    for table in find_tables(pdf_page):
-        try:
-            content = table.to_markdown(clean=False).strip()
-        except Exception:  # PyMuPDF's header detection can fail on odd tables; the rows still are data
-            rows = [
-                " | ".join("" if cell is None else " ".join(str(cell).split()) for cell in row)
-                for row in table.extract()
-            ]
-            content = "\n".join(f"| {row} |" for row in rows)
-        _add_table(page, extras, table.bbox, content)
+def _page_tables(pdf_page: Any, page: PageLines, extras: PageExtras, textpage: Any) -> None:
+    for table in find_page_tables(pdf_page, textpage=textpage):
+        _add_table(page, extras, table.bbox, table.markdown(), caption=table.caption)
 
 
-def _add_table(page: PageLines, extras: PageExtras, bbox: Sequence[float], content: str) -> None:
+def _add_table(
+    page: PageLines, extras: PageExtras, bbox: Sequence[float], content: str, *, caption: str | None = None
+) -> None:
     """A table node at ``bbox``; the page's lines inside it are its cells, not paragraphs."""
     box = outer_box(bbox, page.width, page.height)
     if box is None:
         return
-    extras.nodes.append((box[1], TableNode(id="t", kind="data", bbox=box, content=content)))
+    extras.nodes.append((box[1], TableNode(id="t", kind="data", bbox=box, caption=caption, content=content)))
     for position, line in enumerate(page.lines):
         x = (line.bbox[0] + line.bbox[2]) / 2
         y = (line.bbox[1] + line.bbox[3]) / 2
         if box[0] <= x <= box[2] and box[1] <= y <= box[3]:
             extras.covered.add(position)
+
+
+_CONTINUED = re.compile(r"\(?\bcontinued\b\)?\s*$", re.IGNORECASE)
+# The content a continued table must follow and lead with; headings (a repeated title) may stand between.
+_CONTENT = (ParagraphNode, ListItemNode, TableNode, ImageNode)
+
+
+def _mark_table_continuations(pages: list[Page]) -> None:
+    """A table that runs on from the page before is marked ``continuation`` (then grouped with it): the
+    first content of its page (headings aside) is a table, the last content of the page before is one
+    too, and either its caption says "continued" or it has as many columns."""
+
+    def columns(node: TableNode) -> int:
+        return node.content.splitlines()[0].count("|") - 1 if node.content else 0
+
+    for before, page in itertools.pairwise(pages):
+        if page.index != before.index + 1:
+            continue
+        first = next((node for node in page.nodes if isinstance(node, _CONTENT)), None)
+        last = next((node for node in reversed(before.nodes) if isinstance(node, _CONTENT)), None)
+        if not isinstance(first, TableNode) or not isinstance(last, TableNode):
+            continue
+        said = first.caption is not None and _CONTINUED.search(first.caption) is not None
+        if said or columns(first) == columns(last):
+            position = page.nodes.index(first)
+            page.nodes[position] = first.model_copy(update={"continuation": True})
 
 
 @dataclass
@@ -399,7 +421,7 @@ def parse_pdf_text(
     name: str,
     pages: PageSpec | None = None,
     use_outline: bool = True,
-    tables: bool = False,
+    tables: bool = True,
     images: bool = True,
     password: str | None = None,
     progress: Progress | None = None,
@@ -412,7 +434,8 @@ def parse_pdf_text(
         name: How messages name the document (its quoted file name).
         pages: A 1-based page selection, or ``None`` for all pages.
         use_outline: Take headings and the TOC from a valid outline.
-        tables: Run PyMuPDF's table finder (slow) and make table nodes.
+        tables: Find tables (ruled grids and whitespace-aligned columns, :mod:`..tables`) and make table
+            nodes of them; their lines are not paragraphs.
         images: Make image nodes (with PNG bytes) for embedded pictures that are not tiny or decorative.
         password: For encrypted PDFs.
         progress: Called as ``progress(done, total)`` after each page is read.
@@ -440,7 +463,8 @@ def parse_pdf_text(
         done = 0
         for index in indices:
             pdf_page = document[index]
-            page = read_page_lines(pdf_page, index, flags)
+            textpage = pdf_page.get_textpage(flags=flags)  # read once, for the lines and the tables' words
+            page = read_page_lines(pdf_page, index, flags, textpage=textpage)
             read.append(page)
             scanned = ocr is not None and needs_ocr(
                 pdf_page, "\n".join(line.text for line in page.lines), ocr.mode
@@ -449,7 +473,7 @@ def parse_pdf_text(
                 want_ocr.append(len(read) - 1)
             page_extras = PageExtras()
             if tables and page.text_chars and not scanned:
-                _page_tables(pdf_page, page, page_extras)
+                _page_tables(pdf_page, page, page_extras, textpage)
             extras.append(page_extras)
             image_places.append(_page_images(pdf_page, page, name) if images else [])
             if progress is not None and not scanned:
@@ -535,6 +559,7 @@ def parse_pdf_text(
             Page(index=page.index, nodes=assembler.page_nodes(position, page, running, headings, page_extras))
         )
 
+    _mark_table_continuations(result_pages)
     toc = _outline_toc(located, positions, assembler) if located else None
     if toc is None:
         # No usable outline: a printed contents page, when there is one, gives the TOC, provided most of

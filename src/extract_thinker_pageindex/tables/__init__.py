@@ -1,0 +1,107 @@
+"""Tables on a born-digital page, found without a model: ruled grids from the page's drawings, and tables
+whose columns are aligned by whitespace from where its words stand.
+
+:func:`find_page_tables` reads a PyMuPDF page; a page with no two rows of side-by-side pieces of text costs
+one pass over its words and nothing more (its drawings are not read).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from .aligned import aligned_tables
+from .grid import markdown_table
+from .rows import Row, Word, page_rows, text_columns
+from .ruled import grid_tables
+from .table import PageTable
+
+__all__ = ["PageTable", "find_page_tables", "markdown_table", "tables_from_words"]
+
+# A caption names the table ("Table 3", "Exhibit 2.1", "Schedule II").
+_CAPTION = re.compile(r"^(table|exhibit|schedule|tab\.)\s+[\w.-]+", re.IGNORECASE)
+#: How many rows above or below a table a caption may stand.
+CAPTION_ROWS = 3
+#: How many short lines stacked above a table are read for its title, and how far apart (line heights).
+STACK_ROWS = 5
+STACK_GAP = 1.5
+#: A caption line is at most this share of the table's width, and this many words.
+CAPTION_WIDTH = 0.7
+CAPTION_WORDS = 20
+
+
+def find_page_tables(page: Any, *, textpage: Any = None) -> list[PageTable]:
+    """The tables on a PyMuPDF page, top to bottom (call while holding ``PYMUPDF_LOCK``).
+
+    Args:
+        page: A ``pymupdf.Page``.
+        textpage: The page's ``TextPage``, when the caller has one (it is made otherwise).
+    """
+    words: list[Word] = [
+        (float(x0), float(y0), float(x1), float(y1), text)
+        for x0, y0, x1, y1, text, *_ in page.get_text("words", textpage=textpage)
+        if text.strip()
+    ]
+    rows = page_rows(words)
+    if sum(1 for row in rows if len(row.segments) > 1) < 2:
+        return []  # no two rows of side-by-side text: no table, and the drawings are never read
+    return tables_from_words(words, rows, page.get_cdrawings(), width=float(page.rect.width))
+
+
+def tables_from_words(
+    words: list[Word], rows: list[Row], drawings: list[dict[str, Any]], *, width: float
+) -> list[PageTable]:
+    """The tables of a page from its words, their rows and its drawings: ruled grids first, then the
+    aligned tables among the rows outside them, each text column of the page apart; each with its
+    caption."""
+    grids = grid_tables(drawings, words)
+
+    def in_grid(row: Row) -> bool:
+        middle = (row.y0 + row.y1) / 2
+        return any(
+            table.bbox[1] <= middle <= table.bbox[3] and row.x0 < table.bbox[2] and row.x1 > table.bbox[0]
+            for table in grids
+        )
+
+    free = [row for row in rows if not in_grid(row)]
+    tables = grids + [table for part in text_columns(free, width) for table in aligned_tables(part)]
+    tables.sort(key=lambda table: (table.bbox[1], table.bbox[0]))
+    for table in tables:
+        table.caption = _caption(table, rows, tables)
+    return tables
+
+
+def _caption(table: PageTable, rows: list[Row], tables: list[PageTable]) -> str | None:
+    """The caption printed with the table, or ``None``: a line naming it ("Table 3: …") just above or
+    below; else the nearest short line centred over it; else, of the short lines stacked just above it
+    flush with its left edge (a statement's title, its company, its period, its unit), the first."""
+    x0, y0, x1, y1 = table.bbox
+    middle = (x0 + x1) / 2
+
+    def free(row: Row) -> bool:
+        centre = (row.y0 + row.y1) / 2
+        return (
+            len(row.segments) == 1
+            and row.x1 - row.x0 <= CAPTION_WIDTH * (x1 - x0)  # a paragraph's line runs the table's width
+            and len(row.text.split()) <= CAPTION_WORDS
+            and not any(other.bbox[1] <= centre <= other.bbox[3] for other in tables)
+        )
+
+    above = [row for row in rows if row.y1 <= y0 + 0.5][-CAPTION_ROWS:][::-1]
+    below = [row for row in rows if row.y0 >= y1 - 0.5][:CAPTION_ROWS]
+    for row in above + below:
+        if free(row) and _CAPTION.match(row.text):
+            return row.text
+    for row in above:
+        if not free(row):
+            break
+        if abs((row.x0 + row.x1) / 2 - middle) <= 0.05 * (x1 - x0):
+            return row.text
+    stack: list[Row] = []
+    top = y0
+    for row in [row for row in rows if row.y1 <= y0 + 0.5][::-1][:STACK_ROWS]:
+        if not free(row) or top - row.y1 > STACK_GAP * row.height or abs(row.x0 - x0) > 3:
+            break
+        stack.append(row)
+        top = row.y0
+    return stack[-1].text if stack else None

@@ -1,0 +1,328 @@
+"""Tables aligned by whitespace: columns of figures read from where the figures of consecutive rows stand.
+
+Most financial statements have no ruled cells: a label at the left, then figures in columns, right-aligned
+under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
+
+- A **body row** holds a figure after its first segment (or figures only): "Inventories  62,567  61,388".
+  Rows of one label between body rows ("Current assets:") belong to the table; a line that runs on into
+  the columns (a paragraph) ends it, and so does a gap of more than :data:`MAX_GAP` line heights.
+- At least :data:`MIN_BODY_ROWS` body rows, and a column holding figures in at least two of them: a
+  shaded or underlined line, a date in a sentence or a page number is no table.
+- **Columns** are where the segments after the labels overlap from row to row (a figure column's
+  right-aligned numbers overlap whatever their widths); the labels are the first column.
+- **Header rows** are the rows at the top whose figures are years, and the rows above them whose
+  segments stand over the columns ("Year ended December 31,"): a segment over several columns spans them.
+- A label printed on two lines (the first not ending with a colon, the second indented under it or
+  starting in lower case) is one label; each label's indentation gives its level.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .rows import FOOTNOTE, Row, Segment, is_figure, is_year
+from .table import PageTable
+
+__all__ = ["MAX_GAP", "MIN_BODY_ROWS", "aligned_tables"]
+
+#: The most a table's rows stand apart, in line heights (a statement's blank line between sections fits).
+MAX_GAP = 2.5
+#: The fewest body rows of a table.
+MIN_BODY_ROWS = 2
+#: The most header rows above a table's body.
+MAX_HEADER_ROWS = 4
+#: A column's header is at most this many words on a line ("Three Months Ended March 31,").
+HEADER_WORDS = 6
+#: Positions closer than this (points) are the same indentation.
+INDENT_SLACK = 3.0
+
+_LEADER = re.compile(r"\s*(?:\.\s?){3,}$|\s*…+$")
+_FIGURE_WITH_MARK = re.compile(r"^(.*\d\)?)(\(\w{1,2}\)|\*{1,3}|[†‡]+)$")
+
+
+def _body(row: Row) -> bool:
+    """Whether a row is a body row: a figure after its label, or figures only."""
+    if len(row.segments) < 2:
+        return False
+    return any(segment.figure and not is_year(segment.text) for segment in row.segments[1:]) or all(
+        segment.figure for segment in row.segments
+    )
+
+
+def _years_only(row: Row) -> bool:
+    """A header row of years: every segment after an optional label is a year."""
+    values = row.segments[1:] if not row.segments[0].figure else row.segments
+    return bool(values) and all(is_year(segment.text) for segment in values)
+
+
+def _columns(rows: list[Row]) -> list[tuple[float, float]]:
+    """The value columns: the spans where the segments after each row's label overlap, left to right,
+    each held by at least two rows (a lone segment is placed in the nearest column instead)."""
+    spans = []
+    for row in rows:
+        first = 0 if row.segments[0].figure else 1
+        spans += [(segment.x0, segment.x1) for segment in row.segments[first:]]
+    spans.sort()
+    merged: list[list[float]] = []  # x0, x1, how many segments
+    for x0, x1 in spans:
+        if merged and x0 < merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], x1)
+            merged[-1][2] += 1
+        else:
+            merged.append([x0, x1, 1])
+    return [(x0, x1) for x0, x1, count in merged if count >= 2]
+
+
+def _figure_columns(body: list[Row], columns: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The columns most of whose cells in the body are figures."""
+    kept = []
+    for x0, x1 in columns:
+        cells = [segment for row in body for segment in row.segments if segment.x0 < x1 and segment.x1 > x0]
+        if cells and 2 * sum(1 for segment in cells if segment.figure) >= len(cells):
+            kept.append((x0, x1))
+    return kept
+
+
+def _column_of(segment: Segment, columns: list[tuple[float, float]]) -> tuple[int, int]:
+    """The first and last value column a segment stands over (the nearest one when it overlaps none)."""
+    over = [index for index, (x0, x1) in enumerate(columns) if segment.x0 < x1 and segment.x1 > x0]
+    if over:
+        return over[0], over[-1]
+    middle = (segment.x0 + segment.x1) / 2
+    nearest = min(
+        range(len(columns)), key=lambda index: abs((columns[index][0] + columns[index][1]) / 2 - middle)
+    )
+    return nearest, nearest
+
+
+def _cell_text(segments: list[Segment]) -> str:
+    """A cell's text: its words as printed, a footnote mark glued to a figure set apart ("7,637 (1)"),
+    dot leaders that run to the next column dropped ("Business......" in a contents table)."""
+    words = []
+    for segment in segments:
+        for word in segment.words:
+            text = word[4]
+            found = _FIGURE_WITH_MARK.match(text)
+            if found is not None and FOOTNOTE.match(text) is None:
+                words += [found.group(1), found.group(2)]
+            else:
+                words.append(text)
+    return _LEADER.sub("", " ".join(words)).strip()
+
+
+def _regions(rows: list[Row]) -> list[list[Row]]:
+    """Runs of rows that may be a table: body rows, with the one-label rows between them."""
+    regions: list[list[Row]] = []
+    current: list[Row] = []
+    pending: list[Row] = []
+    figures_from = float("inf")  # where the current run's figure columns start
+    for row in rows:
+        last = (pending or current)[-1] if current else None
+        near = last is not None and row.y0 - last.y1 <= MAX_GAP * max(last.height, row.height)
+        if _body(row):
+            if current and near:
+                current += pending
+            else:
+                if len(current) >= MIN_BODY_ROWS:
+                    regions.append(current)
+                current = []
+                figures_from = float("inf")
+            pending = []
+            current.append(row)
+            first = 0 if row.segments[0].figure else 1
+            figures_from = min([figures_from, *(segment.x0 for segment in row.segments[first:])])
+        elif current and near and row.x1 < figures_from:
+            pending.append(row)  # a section's label ("Current assets:"), or a label's first line
+        else:
+            if current:
+                regions.append(current)
+            current, pending, figures_from = [], [], float("inf")
+    if current:
+        regions.append(current)
+    return [region for region in regions if sum(1 for row in region if _body(row)) >= MIN_BODY_ROWS]
+
+
+def _header_above(
+    rows: list[Row],
+    top: int,
+    columns: list[tuple[float, float]],
+    label_right: float,
+    figure_columns: list[tuple[float, float]],
+) -> tuple[int, int]:
+    """The rows just above ``rows[top]`` that belong to the table: how many are header rows (each near
+    the next, with a segment over the columns and nothing but a label at the left, no figure but a year),
+    and how many one-label rows between them and the body are the body's first section labels
+    ("Assets")."""
+    count = labels = 0
+    lead = 0  # one-label rows passed since the last header row
+    aligned = 0  # of them, the rows right above the body whose text stands over the columns
+    below = rows[top]
+    for index in range(top - 1, -1, -1):
+        row = rows[index]
+        if below.y0 - row.y1 > MAX_GAP * max(row.height, below.height) or count >= MAX_HEADER_ROWS:
+            break
+        over = [segment for segment in row.segments if segment.x1 > columns[0][0] - 2]
+        left = [segment for segment in row.segments if segment.x1 <= columns[0][0] - 2]
+        # Text over the columns, clear of the labels' place (a paragraph's line starts where labels do).
+        wordy = (
+            bool(over)
+            and all(segment.x0 >= label_right - 1 for segment in over)
+            and any(len(segment.text.split()) > HEADER_WORDS for segment in over)
+        )
+        figures = any(segment.figure for segment in row.segments)
+        if count == 0 and lead < 2 and not figures and len(left) <= 1 and ((not over and left) or wordy):
+            # A section's label above the first body row ("Assets"), or the first line of a row of text
+            # cells whose figures stand on its next line: the body's, when a header stands above them.
+            lead += 1
+            if wordy and aligned == lead - 1:
+                aligned += 1  # text cells over the columns belong to the body, header or not
+            below = row
+            continue
+        if not over or len(left) > 1 or any(segment.x0 < label_right - 1 for segment in over):
+            break
+        if any(segment.figure and not is_year(segment.text) for segment in over):
+            break
+        if any(len(segment.text.split()) > HEADER_WORDS for segment in over):
+            break  # a title or a sentence over the columns, not a column's header
+        if not any(segment.x0 < x1 and segment.x1 > x0 for segment in over for x0, x1 in figure_columns):
+            break  # a title over a column of text ("TABLE OF CONTENTS"): headers head figures
+        if count == 0:
+            labels = lead
+        count += 1
+        below = row
+    return count, labels if count else aligned
+
+
+def aligned_tables(rows: list[Row]) -> list[PageTable]:
+    """The whitespace-aligned tables among a page's rows, top to bottom."""
+    tables = []
+    for region in _regions(rows):
+        body = [row for row in region if _body(row)]
+        columns = _columns(body)
+        if not columns:
+            continue
+        # Leading rows of years are the header, not the body.
+        head = 0
+        while head < len(region) and _body(region[head]) and _years_only(region[head]):
+            head += 1
+        if len([row for row in region[head:] if _body(row)]) < MIN_BODY_ROWS:
+            continue
+        label_right = min(
+            [columns[0][0], *(row.segments[0].x1 for row in region if not row.segments[0].figure)]
+        )
+        top = rows.index(region[0])
+        above, sections = _header_above(rows, top, columns, label_right, _figure_columns(body, columns))
+        if head:
+            above, sections = above + sections, 0  # above a row of years, every row taken is the header's
+        header_rows = rows[top - sections - above : top - sections] + region[:head]
+        table_rows = header_rows + rows[top - sections : top] + region[head:]
+        table = _table(table_rows, len(header_rows), columns)
+        if table is not None:
+            tables.append(table)
+    return tables
+
+
+def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]]) -> PageTable | None:
+    width = len(columns) + 1
+    cells: list[list[str]] = []
+    spans: list[list[tuple[int, int, str]]] = []  # header rows: (first, last column, text)
+    label_x: list[float | None] = []
+    for number, row in enumerate(rows):
+        placed: dict[int, list[Segment]] = {}
+        row_spans = []
+        for position, segment in enumerate(row.segments):
+            if position == 0 and not segment.figure and segment.x1 <= columns[0][0] + 1:
+                placed.setdefault(0, []).append(segment)
+                continue
+            first, last = _column_of(segment, columns)
+            if number < header_count and last > first:
+                row_spans.append((first + 1, last + 1, segment.text))
+            placed.setdefault(first + 1, []).append(segment)
+        cells.append([_cell_text(placed[column]) if column in placed else "" for column in range(width)])
+        spans.append(row_spans)
+        label_x.append(placed[0][0].x0 if 0 in placed else None)
+    if not any(cell for row in cells[header_count:] for cell in row[1:]):
+        return None
+    # A label printed on two lines: the first line alone, not a section's label ending in a colon, and the
+    # next line indented under it or running on in lower case.
+    order: list[int] = []
+    for number, line in enumerate(cells):
+        before = order[-1] if order else -1
+        start, first_x = label_x[number], label_x[before] if before >= 0 else None
+        if (
+            number > header_count
+            and before >= header_count
+            and not line[0]
+            and any(is_figure(cell) for cell in line[1:])
+            and not any(is_figure(cell) for cell in cells[before][1:])
+            and any(cells[before][1:])
+            and not cells[before][0].endswith(":")
+            and all(not text or line[column] for column, text in enumerate(cells[before]) if column)
+        ):
+            # A row of text cells whose next line carries the figures ("Market for ... Purchases of" over
+            # "Equity Securities  33"): one row, each cell's lines joined.
+            joined = zip(cells[before], line, strict=True)
+            cells[number] = [f"{top} {bottom}".strip() for top, bottom in joined]
+            label_x[number] = label_x[before]
+            order.pop()
+        elif (
+            number > header_count
+            and before >= header_count
+            and line[0]
+            and any(line[1:])
+            and cells[before][0]
+            and not any(cells[before][1:])
+            and not cells[before][0].endswith(":")
+            and start is not None
+            and first_x is not None
+            and (start > first_x + 1 or line[0][:1].islower())
+        ):
+            cells[number][0] = f"{cells[before][0]} {line[0]}"
+            label_x[number] = first_x
+            order.pop()
+        order.append(number)
+    cells = [cells[number] for number in order]
+    label_x = [label_x[number] for number in order]
+    spans = [spans[number] for number in order]
+    header_count = sum(1 for number in order if number < header_count)
+    # Each column's header, read down the header rows; a spanning one over every column it spans.
+    header = [""] * width
+    for number in range(header_count):
+        spanned = {column: text for first, last, text in spans[number] for column in range(first, last + 1)}
+        for column in range(width):
+            text = spanned.get(column) or cells[number][column]
+            if text:
+                header[column] = f"{header[column]} {text}".strip()
+    levels = _levels(label_x, header_count)
+    boxes = [(row.segments[0].x0, row.y0, row.x1, row.y1) for row in rows]
+    bbox = (
+        min(box[0] for box in boxes),
+        min(box[1] for box in boxes),
+        max(box[2] for box in boxes),
+        max(box[3] for box in boxes),
+    )
+    return PageTable(
+        bbox=bbox,
+        rows=cells,
+        header_rows=header_count,
+        header=header if any(header) else [],
+        levels=levels,
+        ruling="aligned",
+    )
+
+
+def _levels(label_x: list[float | None], header_count: int) -> list[int]:
+    """Each row's indentation level, from where its label starts (0 for the header rows and rows with no
+    label)."""
+    starts = sorted({round(x, 1) for x in label_x[header_count:] if x is not None})
+    steps: list[float] = []
+    for start in starts:
+        if not steps or start - steps[-1] > INDENT_SLACK:
+            steps.append(start)
+    levels = []
+    for number, x in enumerate(label_x):
+        if number < header_count or x is None or not steps:
+            levels.append(0)
+            continue
+        levels.append(max(index for index, step in enumerate(steps) if step <= x + INDENT_SLACK))
+    return levels

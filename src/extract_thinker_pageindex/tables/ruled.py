@@ -1,0 +1,99 @@
+"""Tables ruled into cells, from the page's vector drawings.
+
+A drawn line, or a filled or stroked rectangle at most :data:`MAX_RULE_POINTS` thick, is a rule across or
+down; the border of a stroked rectangle (a cell drawn as a box) gives four. Shading (a filled rectangle
+thicker than a rule) is no rule, so a shaded row is not a table. The rules form grids as in
+:mod:`.grid`, and each cell holds the words whose middles fall in it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .grid import Grid, Rule, cell_rows, group_rules
+from .rows import Word, is_figure, is_year
+from .table import PageTable
+
+__all__ = ["grid_tables", "page_rules"]
+
+#: A rule is at most this thick (points); shading is thicker.
+MAX_RULE_POINTS = 2.5
+#: A rule is at least this long (points).
+MIN_RULE_POINTS = 6.0
+#: Rules this close (points) at their ends still meet.
+MEET_POINTS = 2.0
+
+
+def _add_line(across: list[Rule], down: list[Rule], x0: float, y0: float, x1: float, y1: float) -> None:
+    if abs(y1 - y0) <= MAX_RULE_POINTS and abs(x1 - x0) >= MIN_RULE_POINTS:
+        low, high = sorted((x0, x1))
+        across.append(Rule(True, (y0 + y1) / 2, round(low), round(high)))
+    elif abs(x1 - x0) <= MAX_RULE_POINTS and abs(y1 - y0) >= MIN_RULE_POINTS:
+        low, high = sorted((y0, y1))
+        down.append(Rule(False, (x0 + x1) / 2, round(low), round(high)))
+
+
+def page_rules(drawings: list[dict[str, Any]]) -> tuple[list[Rule], list[Rule]]:
+    """The horizontal and vertical rules among a page's drawings (``page.get_cdrawings()``)."""
+    across: list[Rule] = []
+    down: list[Rule] = []
+    for path in drawings:
+        stroked = "s" in (path.get("type") or "")
+        for item in path.get("items", ()):
+            kind = item[0]
+            if kind == "l":
+                (ax, ay), (bx, by) = item[1][:2], item[2][:2]
+                _add_line(across, down, ax, ay, bx, by)
+            elif kind == "re":
+                x0, y0, x1, y1 = item[1][:4]
+                if y1 - y0 <= MAX_RULE_POINTS and x1 - x0 > y1 - y0:  # a thin bar across
+                    _add_line(across, down, x0, (y0 + y1) / 2, x1, (y0 + y1) / 2)
+                elif x1 - x0 <= MAX_RULE_POINTS:  # a thin bar down
+                    _add_line(across, down, (x0 + x1) / 2, y0, (x0 + x1) / 2, y1)
+                elif stroked:
+                    for line in ((x0, y0, x1, y0), (x0, y1, x1, y1), (x0, y0, x0, y1), (x1, y0, x1, y1)):
+                        _add_line(across, down, *line)
+    return across, down
+
+
+def grid_tables(drawings: list[dict[str, Any]], words: list[Word]) -> list[PageTable]:
+    """The tables ruled into a grid of at least two rows of cells' rules and two columns, with words in
+    more than one of their cells."""
+    across, down = page_rules(drawings)
+    tables = []
+    for grid in group_rules(across, down, MEET_POINTS):
+        table = _grid_table(grid, words)
+        if table is not None:
+            tables.append(table)
+    return tables
+
+
+def _grid_table(grid: Grid, words: list[Word]) -> PageTable | None:
+    x0, y0, x1, y1 = grid.box
+    inside = [
+        word for word in words if x0 <= (word[0] + word[2]) / 2 <= x1 and y0 <= (word[1] + word[3]) / 2 <= y1
+    ]
+    rows = cell_rows(inside, grid.rows, grid.columns)
+    filled = sum(1 for row in rows for cell in row if cell)
+    if len(rows) < 1 or filled < 2:
+        return None
+    # Columns no row fills are a rule drawn twice, not a column.
+    used = [column for column in range(len(grid.columns) - 1) if any(row[column] for row in rows)]
+    rows = [[row[column] for column in used] for row in rows]
+    if len(used) < 2:
+        return None
+    # A first row of text in every cell is the header (a row of figures is data).
+    first = rows[0]
+    header = first if len(rows) > 1 and all(first) and not any(_value(cell) for cell in first) else []
+    return PageTable(
+        bbox=grid.box,
+        rows=rows,
+        header_rows=1 if header else 0,
+        header=list(header),
+        levels=[0] * len(rows),
+        ruling="grid",
+    )
+
+
+def _value(text: str) -> bool:
+    return is_figure(text) and not is_year(text)

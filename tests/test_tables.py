@@ -1,0 +1,230 @@
+"""Tables on born-digital pages, found without a model: each detection rule on a PDF drawn here with
+PyMuPDF, cells read as printed, and the lines that are no table."""
+
+from __future__ import annotations
+
+import pymupdf
+import pytest
+
+from extract_thinker_pageindex.tables import find_page_tables
+from extract_thinker_pageindex.tables.rows import is_figure
+
+SIZE = 9
+
+
+def put(page: pymupdf.Page, x: float, y: float, text: str, *, right: bool = False, size: float = SIZE):
+    """Write ``text`` with its baseline at ``y``, starting at ``x`` (or ending there, ``right=True``)."""
+    if right:
+        x -= pymupdf.get_text_length(text, fontname="helv", fontsize=size)
+    page.insert_text((x, y), text, fontname="helv", fontsize=size)
+
+
+def statement_page() -> pymupdf.Document:
+    """A balance sheet as filings print it: no cell rules, figures right-aligned under years, currency
+    signs at the columns' left edge, indented totals, a label on two lines, a footnote mark."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    title = "Consolidated Statements of Financial Position"  # centred over the table (40 to 520)
+    put(page, 280 - pymupdf.get_text_length(title, fontname="helv", fontsize=11) / 2, 60, title, size=11)
+    put(page, 40, 80, "(Dollars in millions)")
+    put(page, 380, 100, "Year ended December 31,")
+    put(page, 420, 114, "2018", right=True)
+    put(page, 520, 114, "2017", right=True)
+    rows = [
+        (40, "Assets", None, None),
+        (40, "Cash and cash equivalents", "7,637", "8,813"),
+        (40, "Inventories", "62,567(1)", "61,388"),
+        (40, "Treasury stock, at cost", "(52,348)", "(43,454)"),
+        (40, "Other assets, net of accumulated", None, None),
+        (52, "amortization of $503 and $482", "1,826", "-"),
+        (60, "Total assets", "117,359", "112,362"),
+    ]
+    y = 132
+    for x, label, first, second in rows:
+        put(page, x, y, label)
+        if first is not None and second is not None:
+            if label.startswith("Cash") or label.startswith("Total"):
+                put(page, 370, y, "$")
+                put(page, 470, y, "$")
+            put(page, 420, y, first, right=True)
+            put(page, 520, y, second, right=True)
+        y += 14
+    put(page, 40, y + 30, "The accompanying notes are an integral part of these financial statements.")
+    return document
+
+
+def test_a_statement_aligned_by_whitespace_is_read_cell_by_cell():
+    with statement_page() as document:
+        (table,) = find_page_tables(document[0])
+    assert table.ruling == "aligned"
+    assert table.caption == "Consolidated Statements of Financial Position"
+    assert table.header_rows == 2
+    assert table.header == ["", "Year ended December 31, 2018", "Year ended December 31, 2017"]
+    # The spanning header stands once, in its first column: nothing is copied into an empty cell.
+    assert table.rows[0] == ["", "Year ended December 31,", ""]
+    assert table.rows[1] == ["", "2018", "2017"]
+    assert table.body == [
+        ["Assets", "", ""],
+        ["Cash and cash equivalents", "$ 7,637", "$ 8,813"],
+        ["Inventories", "62,567 (1)", "61,388"],  # the footnote mark set apart from the figure
+        ["Treasury stock, at cost", "(52,348)", "(43,454)"],  # negative figures as printed
+        ["Other assets, net of accumulated amortization of $503 and $482", "1,826", "-"],  # two lines
+        ["Total assets", "$ 117,359", "$ 112,362"],
+    ]
+    # Indentation is kept as a level: totals stand further right than the items.
+    assert table.levels[table.header_rows :] == [0, 0, 0, 0, 0, 1]
+    markdown = table.markdown()
+    assert markdown.splitlines()[0] == "|  | Year ended December 31, 2018 | Year ended December 31, 2017 |"
+    assert "| \u00a0\u00a0Total assets | $ 117,359 | $ 112,362 |" in markdown
+    # The sentence under the statement is not a row of it.
+    assert all("accompanying" not in cell for row in table.rows for cell in row)
+
+
+def ruled_page(*, shaded_row: bool = False) -> pymupdf.Document:
+    """A table ruled into cells, with a header row of text and a cell on two lines."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    put(page, 72, 90, "Table 3: Fees by service")
+    xs, ys = [72, 200, 330, 460], [100, 120, 150, 170]
+    shape = page.new_shape()
+    for x in xs:
+        shape.draw_line((x, ys[0]), (x, ys[-1]))
+    for y in ys:
+        shape.draw_line((xs[0], y), (xs[-1], y))
+    shape.finish(color=(0, 0, 0), width=0.8)
+    shape.commit()
+    cells = [["Service", "Fee", "Billing"], ["Hosting and", "1,200", "Monthly"], ["Support", "300", "Yearly"]]
+    for row, y in zip(cells, ys, strict=False):
+        for text, x in zip(row, xs, strict=False):
+            put(page, x + 4, y + 13, text)
+    put(page, 76, 145, "maintenance")  # the second line of "Hosting and maintenance"
+    if shaded_row:
+        page.draw_rect(pymupdf.Rect(72, 300, 460, 314), color=None, fill=(0.85, 0.85, 0.85))
+        put(page, 76, 310, "Revenue")
+        put(page, 400, 310, "1,234")
+    return document
+
+
+def test_a_ruled_grid_gives_its_cells_and_its_caption():
+    with ruled_page() as document:
+        (table,) = find_page_tables(document[0])
+    assert table.ruling == "grid"
+    assert table.caption == "Table 3: Fees by service"
+    assert table.header == ["Service", "Fee", "Billing"]
+    assert table.body == [["Hosting and maintenance", "1,200", "Monthly"], ["Support", "300", "Yearly"]]
+    assert table.markdown().splitlines()[:3] == [
+        "| Service | Fee | Billing |",
+        "|---|---|---|",
+        "| Hosting and maintenance | 1,200 | Monthly |",
+    ]
+
+
+def test_a_shaded_row_is_not_a_table():
+    with ruled_page(shaded_row=True) as document:
+        tables = find_page_tables(document[0])
+    assert len(tables) == 1 and tables[0].ruling == "grid"
+    assert all("Revenue" not in cell for table in tables for row in table.rows for cell in row)
+
+
+def test_a_table_with_rules_across_only_is_found_by_its_alignment():
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    shape = page.new_shape()
+    for y in (95, 112, 170):
+        shape.draw_line((72, y), (500, y))
+    shape.finish(color=(0, 0, 0), width=0.6)
+    shape.commit()
+    put(page, 300, 107, "Q1", right=True)
+    put(page, 400, 107, "Q2", right=True)
+    put(page, 500, 107, "Q3", right=True)
+    for number, (label, values) in enumerate(
+        [
+            ("North", ("12.5%", "13.0%", "11.2%")),
+            ("South", ("8.1%", "9.4%", "10.0%")),
+            ("West", ("n/a", "4.4%", "5.1%")),
+        ]
+    ):
+        y = 126 + 14 * number
+        put(page, 72, y, label)
+        for value, x in zip(values, (300, 400, 500), strict=True):
+            put(page, x, y, value, right=True)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.ruling == "aligned"
+    assert table.header == ["", "Q1", "Q2", "Q3"]
+    assert table.body == [
+        ["North", "12.5%", "13.0%", "11.2%"],
+        ["South", "8.1%", "9.4%", "10.0%"],
+        ["West", "n/a", "4.4%", "5.1%"],
+    ]
+
+
+def test_prose_with_figures_and_an_underlined_row_are_no_tables():
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    lines = [
+        "In 2021 revenue rose to $79,474 million from $70,372 million in 2020, an increase of 12.9%,",
+        "driven by higher volume and pricing; operating profit was $11,162 million, up 11%.",
+        "The Board approved a dividend of $4.30 per share on February 10, 2022, payable in June.",
+    ]
+    for number, line in enumerate(lines):
+        put(page, 72, 100 + 13 * number, line)
+    # One line of a label and a figure, underlined: a single row is no table.
+    put(page, 72, 200, "Total revenues")
+    put(page, 500, 200, "101,127", right=True)
+    page.draw_line((72, 203), (500, 203))
+    # Two columns of running text side by side.
+    for number in range(6):
+        put(page, 72, 300 + 12 * number, f"Left column sentence number {number} goes on here.")
+        put(page, 330, 300 + 12 * number, f"Right column text {number + 1} continues it there.")
+    with document:
+        assert find_page_tables(document[0]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "figure"),
+    [
+        ("7,637", True),
+        ("$7,637", True),
+        ("(1,234)", True),
+        ("—", True),
+        ("12.5%", True),
+        ("$", True),
+        ("-3.2", True),
+        ("n/a", True),
+        ("Inventories", False),
+        ("Q1", False),
+        ("2018 Notes", False),
+    ],
+)
+def test_what_counts_as_a_figure(text: str, figure: bool):
+    assert is_figure(text) is figure
+
+
+def test_a_statement_running_over_two_pages_is_one_group(tmp_path):
+    from extract_thinker_pageindex import build_index
+    from extract_thinker_pageindex.model import TableNode
+
+    document = pymupdf.open()
+    for number, title in enumerate(("Statement of Cash Flows", "Statement of Cash Flows (continued)")):
+        page = document.new_page(width=612, height=792)
+        put(page, 72, 60, "Company name, annual report")  # the running header of both pages
+        put(page, 306 - pymupdf.get_text_length(title, fontname="helv", fontsize=11) / 2, 500, title, size=11)
+        put(page, 420, 530, "2021", right=True)
+        put(page, 520, 530, "2020", right=True)
+        for row in range(6):
+            y = 546 + 14 * row
+            put(page, 72, y, f"Item {number * 6 + row + 1}")
+            put(page, 420, y, f"{(row + 1) * 111:,}", right=True)
+            put(page, 520, y, f"{(row + 2) * 97:,}", right=True)
+    path = tmp_path / "statement.pdf"
+    document.save(path)
+    document.close()
+    index = build_index(path, abstract=False)
+    tables = [node for page in index.pages for node in page.nodes if isinstance(node, TableNode)]
+    assert [table.continuation for table in tables] == [False, True]
+    assert tables[0].group_id is not None and tables[0].group_id == tables[1].group_id
+    assert tables[1].caption == "Statement of Cash Flows (continued)"
+    # With tables off there is nothing to continue.
+    without = build_index(path, abstract=False, tables=False)
+    assert not any(isinstance(node, TableNode) for page in without.pages for node in page.nodes)
