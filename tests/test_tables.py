@@ -228,3 +228,37 @@ def test_a_statement_running_over_two_pages_is_one_group(tmp_path):
     # With tables off there is nothing to continue.
     without = build_index(path, abstract=False, tables=False)
     assert not any(isinstance(node, TableNode) for page in without.pages for node in page.nodes)
+
+
+def small_statement(page: pymupdf.Page, top: float) -> None:
+    put(page, 420, top, "2021", right=True)
+    put(page, 520, top, "2020", right=True)
+    for row, label in enumerate(("Revenue", "Cost of sales", "Gross profit")):
+        put(page, 72, top + 14 * (row + 1), label)
+        put(page, 420, top + 14 * (row + 1), f"{(row + 3) * 1234:,}", right=True)
+        put(page, 520, top + 14 * (row + 1), f"{(row + 2) * 987:,}", right=True)
+
+
+@pytest.mark.parametrize(
+    ("lines", "caption"),
+    [
+        # A statement's title over its company's name, flush with the table: both, top first.
+        (
+            [(60, "ACME, INC."), (74, "CONSOLIDATED STATEMENTS OF INCOME")],
+            "ACME, INC. — CONSOLIDATED STATEMENTS OF INCOME",
+        ),
+        # A running "Table of Contents" link far above names no table.
+        ([(20, "Table of Contents")], None),
+        # "Table 7" does, even a line away.
+        ([(74, "Table 7: Results by year")], "Table 7: Results by year"),
+    ],
+)
+def test_a_caption_is_read_from_the_lines_above(lines: list[tuple[float, str]], caption: str | None):
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    for y, text in lines:
+        put(page, 72, y, text)
+    small_statement(page, 96)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.caption == caption

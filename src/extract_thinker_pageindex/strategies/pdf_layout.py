@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -296,10 +297,10 @@ def _split_units(lines: list[Line]) -> list[Line]:
     return result
 
 
-def _rules(page: Any) -> list[tuple[float, float, float, float]]:
+def _rules(drawings: list[dict[str, Any]]) -> list[tuple[float, float, float, float]]:
     """The page's thin horizontal rules (drawn lines and flat rectangles), as boxes."""
     found = []
-    for path in page.get_cdrawings():
+    for path in drawings:
         x0, y0, x1, y1 = path["rect"]
         if y1 - y0 <= 2.5 and x1 - x0 >= 4:
             found.append((x0, y0, x1, y1))
@@ -327,7 +328,7 @@ def _may_be_title(line: Line, lines: list[Line], position: int, units: Counter[i
     return letters >= 2 and letters >= 0.5 * len(text.replace(" ", ""))
 
 
-def _mark_underlines(page: Any, lines: list[Line]) -> None:
+def _mark_underlines(page: Any, lines: list[Line], drawings: Callable[[], list[dict[str, Any]]]) -> None:
     """Mark the lines a drawn rule underlines: the rule lies along the bottom of the text and covers most
     of its width without running far past it (a table's border or a page-wide divider is no underline).
     An underlined link is a link, not a title: lines inside a link's area are left alone. The page's
@@ -342,7 +343,7 @@ def _mark_underlines(page: Any, lines: list[Line]) -> None:
     ]
     if not wanted:
         return
-    rules = _rules(page)
+    rules = _rules(drawings())
     if not rules:
         return
     links = [tuple(link["from"]) for link in page.get_links() if "from" in link]
@@ -362,12 +363,20 @@ def _mark_underlines(page: Any, lines: list[Line]) -> None:
                 break
 
 
-def read_page_lines(page: Any, index: int, flags: int, *, textpage: Any = None) -> PageLines:
+def read_page_lines(
+    page: Any,
+    index: int,
+    flags: int,
+    *,
+    textpage: Any = None,
+    drawings: Callable[[], list[dict[str, Any]]] | None = None,
+) -> PageLines:
     """The text lines of a PyMuPDF page in reading order (call while holding ``PYMUPDF_LOCK``); from
-    ``textpage`` when the caller has read the page's text already."""
+    ``textpage`` when the caller has read the page's text already, and the page's drawings from
+    ``drawings`` when the caller reads them for something else too (they are read only when needed)."""
     data = page.get_text("dict", flags=flags, textpage=textpage)
     result = lines_from_blocks(data["blocks"], index, float(data["width"]), float(data["height"]))
-    _mark_underlines(page, result.lines)
+    _mark_underlines(page, result.lines, drawings or page.get_cdrawings)
     return result
 
 

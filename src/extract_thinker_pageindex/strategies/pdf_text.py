@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import functools
 import itertools
 import logging
 import re
@@ -281,8 +282,10 @@ def _heading_level(level: int) -> Any:
 # -- tables and images --------------------------------------------------------------------------------
 
 
-def _page_tables(pdf_page: Any, page: PageLines, extras: PageExtras, textpage: Any) -> None:
-    for table in find_page_tables(pdf_page, textpage=textpage):
+def _page_tables(
+    pdf_page: Any, page: PageLines, extras: PageExtras, textpage: Any, drawings: Callable[[], Any]
+) -> None:
+    for table in find_page_tables(pdf_page, textpage=textpage, drawings=drawings):
         _add_table(page, extras, table.bbox, table.markdown(), caption=table.caption)
 
 
@@ -463,8 +466,10 @@ def parse_pdf_text(
         done = 0
         for index in indices:
             pdf_page = document[index]
-            textpage = pdf_page.get_textpage(flags=flags)  # read once, for the lines and the tables' words
-            page = read_page_lines(pdf_page, index, flags, textpage=textpage)
+            # The text and the drawings are read once, for the lines, the underlines and the tables.
+            textpage = pdf_page.get_textpage(flags=flags)
+            drawings = functools.cache(pdf_page.get_cdrawings)
+            page = read_page_lines(pdf_page, index, flags, textpage=textpage, drawings=drawings)
             read.append(page)
             scanned = ocr is not None and needs_ocr(
                 pdf_page, "\n".join(line.text for line in page.lines), ocr.mode
@@ -473,7 +478,7 @@ def parse_pdf_text(
                 want_ocr.append(len(read) - 1)
             page_extras = PageExtras()
             if tables and page.text_chars and not scanned:
-                _page_tables(pdf_page, page, page_extras, textpage)
+                _page_tables(pdf_page, page, page_extras, textpage, drawings)
             extras.append(page_extras)
             image_places.append(_page_images(pdf_page, page, name) if images else [])
             if progress is not None and not scanned:

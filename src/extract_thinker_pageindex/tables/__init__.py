@@ -8,6 +8,7 @@ one pass over its words and nothing more (its drawings are not read).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from .aligned import aligned_tables
@@ -19,23 +20,27 @@ from .table import PageTable
 __all__ = ["PageTable", "find_page_tables", "markdown_table", "tables_from_words"]
 
 # A caption names the table ("Table 3", "Exhibit 2.1", "Schedule II").
-_CAPTION = re.compile(r"^(table|exhibit|schedule|tab\.)\s+[\w.-]+", re.IGNORECASE)
+_CAPTION = re.compile(r"^(?i:table|exhibit|schedule|tab\.)\s+(\d[\w.-]*|[A-Z](?:\.\d+)*|[IVXLC]+)\b")
 #: How many rows above or below a table a caption may stand.
 CAPTION_ROWS = 3
 #: How many short lines stacked above a table are read for its title, and how far apart (line heights).
 STACK_ROWS = 5
 STACK_GAP = 1.5
 #: A caption line is at most this share of the table's width, and this many words.
-CAPTION_WIDTH = 0.7
+CAPTION_WIDTH = 0.8
 CAPTION_WORDS = 20
 
 
-def find_page_tables(page: Any, *, textpage: Any = None) -> list[PageTable]:
+def find_page_tables(
+    page: Any, *, textpage: Any = None, drawings: Callable[[], list[dict[str, Any]]] | None = None
+) -> list[PageTable]:
     """The tables on a PyMuPDF page, top to bottom (call while holding ``PYMUPDF_LOCK``).
 
     Args:
         page: A ``pymupdf.Page``.
         textpage: The page's ``TextPage``, when the caller has one (it is made otherwise).
+        drawings: What gives the page's ``get_cdrawings()``, when the caller reads them for something
+            else too (called only when the page may hold a table).
     """
     words: list[Word] = [
         (float(x0), float(y0), float(x1), float(y1), text)
@@ -45,7 +50,8 @@ def find_page_tables(page: Any, *, textpage: Any = None) -> list[PageTable]:
     rows = page_rows(words)
     if sum(1 for row in rows if len(row.segments) > 1) < 2:
         return []  # no two rows of side-by-side text: no table, and the drawings are never read
-    return tables_from_words(words, rows, page.get_cdrawings(), width=float(page.rect.width))
+    read = drawings or page.get_cdrawings
+    return tables_from_words(words, rows, read(), width=float(page.rect.width))
 
 
 def tables_from_words(
@@ -74,7 +80,7 @@ def tables_from_words(
 def _caption(table: PageTable, rows: list[Row], tables: list[PageTable]) -> str | None:
     """The caption printed with the table, or ``None``: a line naming it ("Table 3: …") just above or
     below; else the nearest short line centred over it; else, of the short lines stacked just above it
-    flush with its left edge (a statement's title, its company, its period, its unit), the first."""
+    flush with its left edge (a statement's title, its company, its period, its unit), the first two."""
     x0, y0, x1, y1 = table.bbox
     middle = (x0 + x1) / 2
 
@@ -104,4 +110,5 @@ def _caption(table: PageTable, rows: list[Row], tables: list[PageTable]) -> str 
             break
         stack.append(row)
         top = row.y0
-    return stack[-1].text if stack else None
+    # A statement's title and the line under it (its company, or the title under the company's name).
+    return " — ".join(row.text for row in stack[::-1][:2]) if stack else None

@@ -32,6 +32,7 @@ _FIGURE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _CURRENCY = re.compile(r"^[$€£¥]$")
+_CURRENCIES = frozenset("$€£¥")
 _YEAR = re.compile(r"^(19|20)\d\d$")
 # A footnote mark standing alone after a cell's text: (1), (a), *, †, or a superscript digit.
 FOOTNOTE = re.compile(r"^(\(\w{1,2}\)|\*{1,3}|[†‡§]+|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
@@ -119,27 +120,37 @@ def page_rows(words: list[Word]) -> list[Row]:
     Words join the row whose middle band holds their middle; a row's band is where its words overlap, so a
     superscript mark stays on its line and the next line, a line pitch below, does not join.
     """
-    rows: list[tuple[float, float, list[Word]]] = []
-    for word in sorted(words, key=lambda item: ((item[1] + item[3]) / 2, item[0])):
-        middle = (word[1] + word[3]) / 2
-        if rows and rows[-1][0] <= middle <= rows[-1][1]:
-            rows[-1][2].append(word)
-            continue
-        rows.append((word[1], word[3], [word]))
+    rows: list[list[Word]] = []
+    low = high = 0.0
+    for _middle, _x0, word in sorted([((word[1] + word[3]) / 2, word[0], word) for word in words]):
+        if rows and low <= _middle <= high:
+            rows[-1].append(word)
+        else:
+            rows.append([word])
+            low, high = word[1], word[3]
     result = []
-    for _, _, members in rows:
-        members.sort(key=lambda item: item[0])
-        heights = sorted(word[3] - word[1] for word in members)
+    for members in rows:
+        if len(members) == 1:
+            word = members[0]
+            result.append(Row(word[1], word[3], [Segment(members)]))
+            continue
+        members.sort()
+        heights = sorted([word[3] - word[1] for word in members])
         gap = SEGMENT_GAP * heights[len(heights) // 2]
-        segments: list[Segment] = []
-        for word in members:
+        pieces: list[list[Word]] = [[members[0]]]
+        right = members[0][2]
+        for word in members[1:]:
             # A currency sign opens its column's cell, however close it stands to the figure before it.
-            if segments and word[0] - segments[-1].words[-1][2] <= gap and _CURRENCY.match(word[4]) is None:
-                segments[-1].add(word)
+            if word[0] - right <= gap and word[4] not in _CURRENCIES:
+                pieces[-1].append(word)
             else:
-                segments.append(Segment([word]))
-        top, bottom = min(word[1] for word in members), max(word[3] for word in members)
-        result.append(Row(top, bottom, _currency_joined(segments)))
+                pieces.append([word])
+            right = word[2]
+        segments = [Segment(piece) for piece in pieces]
+        if len(segments) > 1 and any(piece[0][4] in _CURRENCIES for piece in pieces):
+            segments = _currency_joined(segments)
+        top, bottom = min([word[1] for word in members]), max([word[3] for word in members])
+        result.append(Row(top, bottom, segments))
     return result
 
 
