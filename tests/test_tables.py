@@ -262,3 +262,18 @@ def test_a_caption_is_read_from_the_lines_above(lines: list[tuple[float, str]], 
     with document:
         (table,) = find_page_tables(document[0])
     assert table.caption == caption
+
+
+def test_a_title_line_over_the_columns_is_not_their_header():
+    """A statement's title at the left and the company's name set right, over the columns, a blank line
+    above the header: a title, not a header row of every column."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    put(page, 72, 60, "Consolidated Statements of Income")
+    put(page, 540, 60, "Acme Corporation and Subsidiaries", right=True)
+    put(page, 512, 84, "Year ended December 31,", right=True)  # over both year columns
+    small_statement(page, 96)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.header == ["", "Year ended December 31, 2021", "Year ended December 31, 2020"]
+    assert all("Acme" not in cell for row in table.rows for cell in row)

@@ -31,6 +31,8 @@ MAX_GAP = 2.5
 MIN_BODY_ROWS = 2
 #: The most header rows above a table's body.
 MAX_HEADER_ROWS = 4
+#: The most a header row stands apart from the header row under it, in line heights (no blank line).
+HEADER_GAP = 0.8
 #: A column's header is at most this many words on a line ("Three Months Ended March 31,").
 HEADER_WORDS = 6
 #: Positions closer than this (points) are the same indentation.
@@ -180,6 +182,10 @@ def _header_above(
             continue
         if not over or len(left) > 1 or any(segment.x0 < label_right - 1 for segment in over):
             break
+        if any((segment.x0 + segment.x1) / 2 < columns[0][0] for segment in over):
+            break  # centred left of the columns: a title over the page ("Company and Subsidiaries")
+        if count and below.y0 - row.y1 > HEADER_GAP * max(row.height, below.height):
+            break  # header lines stand close; a title or a company's name stands apart above them
         if any(segment.figure and not is_year(segment.text) for segment in over):
             break
         if any(len(segment.text.split()) > HEADER_WORDS for segment in over):
