@@ -16,8 +16,9 @@ Two sets, every system on the same pages in one run:
   financial statement (this project's finance profile reads the title zone; about 60 pages). No cell
   truth: detection (a table holding at least half of the page's figures), figures in cells (share of the
   page's figures of three or more digits found in some cell), labels whole (share of the page's text lines
-  of two to ten words and no digit found with their spaces inside some cell: "Cash and cash equivalents",
-  not "Cashandcashequivalents"), seconds per page.
+  of two to ten words and no digit, between its first and last figure, dot leaders and a trailing currency
+  sign dropped, found with their spaces inside some cell: "Cash and cash equivalents", not
+  "Cashandcashequivalents"), seconds per page.
 
 Systems: ours (``extract_thinker_pageindex.tables.find_page_tables``), PyMuPDF ``find_tables()`` with its
 "lines" and its "text" strategy (layout gate off), pdfplumber ``find_tables()`` (its default, rules), and
@@ -388,6 +389,7 @@ def statement_pages(data: Path) -> list[tuple[Path, list[int]]]:
     return jobs
 
 
+_LEADER = re.compile(r"\s*(?:\.\s?){3,}.*$|\s*[$€£]\s*$")
 _FIGURE = re.compile(r"^\(?\$?\d{1,3}(,\d{3})+(\.\d+)?\)?$|^\(?\$?\d{3,}(\.\d+)?\)?$")
 
 
@@ -397,13 +399,21 @@ def texts(rows: list[list[Any]]) -> list[list[str]]:
 
 def statement_scores(page: Any, tables: list[Found]) -> tuple[float, float, float]:
     """Detected (a table holds half the page's figures or more), the share of the page's figures found
-    in cells, and the share of its label lines found whole (with their spaces) in cells."""
-    figures = [lenient(word[4]) for word in page.get_text("words") if _FIGURE.match(word[4])]
-    lines = [
-        " ".join(line.split()).lower()
-        for line in page.get_text().splitlines()
-        if 2 <= len(line.split()) <= 10 and not re.search(r"\d", line)
-    ]
+    in cells, and the share of the label lines among them (between the first and the last figure of the
+    page) found whole, with their spaces, in cells."""
+    words = page.get_text("words")
+    figure_words = [word for word in words if _FIGURE.match(word[4])]
+    figures = [lenient(word[4]) for word in figure_words]
+    top = min((word[1] for word in figure_words), default=0.0)
+    bottom = max((word[3] for word in figure_words), default=0.0)
+    lines = []
+    for block in page.get_text("dict")["blocks"]:
+        for line in block.get("lines", []):
+            middle = (line["bbox"][1] + line["bbox"][3]) / 2
+            # Dot leaders and a currency sign at a label's end are the layout's, not the label's.
+            text = _LEADER.sub("", "".join(span["text"] for span in line["spans"]))
+            if top <= middle <= bottom and 2 <= len(text.split()) <= 10 and not re.search(r"\d", text):
+                lines.append(" ".join(text.split()).lower())
     cells = [cell for table in tables for row in table[1] for cell in row if cell]
     folded = {lenient(cell) for cell in cells}
     spaced = " | ".join(" ".join(cell.split()).lower() for cell in cells)
