@@ -25,7 +25,11 @@ Systems: ours (``extract_thinker_pageindex.tables.find_page_tables``), PyMuPDF `
 pymupdf4llm ``to_markdown(page_chunks=True)`` with PyMuPDF's layout model, run in a child process (the
 layout model is switched on for the whole process), its cells read from its Markdown tables.
 
-Usage: python benchmarks/tables.py [--generated N] [--no-peers] [--data DIR]
+With ``--icdar DIR``, first the tables of the ICDAR 2013 table competition (Göbel et al.; its PDFs with
+``*-str.xml`` cell truth, as tabula's and camelot's test files carry them; not in this repository), scored
+as the generated ones: tables annotated by people, none seen while the rules were written.
+
+Usage: python benchmarks/tables.py [--generated N] [--no-peers] [--data DIR] [--icdar DIR]
 Peers: pip install -e '.[bench]' (pdfplumber, pymupdf4llm); a missing one is skipped with a note.
 """
 
@@ -459,6 +463,95 @@ def run_statements(data: Path, peers: bool) -> None:
     print()
 
 
+def _number(text: str) -> float:
+    return float(re.sub(r"[^\d.]", "", text) or 0)
+
+
+def icdar_truth(folder: Path) -> list[tuple[Path, int, tuple[float, ...], list[list[str]]]]:
+    """The tables of the ICDAR 2013 table competition's ``*-str.xml`` files in ``folder`` (searched
+    recursively): each region's PDF, 0-based page, box (top-left origin) and cells as rows."""
+    import xml.etree.ElementTree as ElementTree
+
+    truths = []
+    for xml in sorted(folder.rglob("*-str.xml")):
+        pdf = xml.with_name(xml.name.replace("-str.xml", ".pdf"))
+        if not pdf.is_file():
+            continue
+        with pymupdf.open(pdf) as document:
+            heights = [page.rect.height for page in document]
+        for region in ElementTree.parse(xml).getroot().iter("region"):
+            number = int(region.get("page", "1")) - 1
+            height = heights[number]
+            cells = []
+            boxes = []
+            for cell in region.iter("cell"):
+                row, column = int(cell.get("start-row", "0")), int(cell.get("start-col", "0"))
+                text = " ".join((cell.findtext("content") or "").split())
+                cells.append((row, column, text))
+                box = cell.find("bounding-box")
+                if box is not None:
+                    # A few boxes of the truth carry a typing slip ("26ß"): the digits are the value.
+                    x1, x2, y1, y2 = (_number(box.get(key, "0")) for key in ("x1", "x2", "y1", "y2"))
+                    boxes.append((x1, height - y2, x2, height - y1))
+            if not cells or not boxes:
+                continue
+            width = max(column for _, column, _ in cells) + 1
+            rows = [["" for _ in range(width)] for _ in range(max(row for row, _, _ in cells) + 1)]
+            for row, column, text in cells:
+                rows[row][column] = text
+            bbox = (
+                min(box[0] for box in boxes),
+                min(box[1] for box in boxes),
+                max(box[2] for box in boxes),
+                max(box[3] for box in boxes),
+            )
+            truths.append((pdf, number, bbox, rows))
+    return truths
+
+
+def run_icdar(folder: Path, peers: bool) -> None:
+    truths = icdar_truth(folder)
+    if not truths:
+        print(f"(no ICDAR 2013 *-str.xml files with their PDFs under {folder})")
+        return
+    jobs: dict[Path, list[int]] = {}
+    for pdf, number, _box, _rows in truths:
+        jobs.setdefault(pdf, [])
+        if number not in jobs[pdf]:
+            jobs[pdf].append(number)
+    found_by: dict[str, dict[tuple[Path, int], list[Found]]] = {}
+    seconds: dict[str, float] = {}
+    pages = sum(len(numbers) for numbers in jobs.values())
+    for pdf, numbers in jobs.items():
+        for name, (found, spent) in collect(pdf, numbers, peers).items():
+            seconds[name] = seconds.get(name, 0.0) + spent
+            for number, tables in found.items():
+                found_by.setdefault(name, {})[(pdf, number)] = tables
+    print(f"ICDAR 2013 table competition: {len(truths)} tables on {pages} pages of {len(jobs)} PDFs\n")
+    columns = ("detected", 9), ("cell F1", 8), ("rows+cols", 10), ("s/page", 8)
+    header = f"{'system':34s} " + " ".join(f"{name:>{width}s}" for name, width in columns)
+    print(header + "\n" + "-" * len(header))
+    for name, found in found_by.items():
+        detected = shapes = 0
+        f1s = []
+        for pdf, number, box, rows in truths:
+            tables = found.get((pdf, number), [])
+            best = max(tables, key=lambda table: covers(table[0], box), default=None)
+            unboxed = best is not None and not any(best[0])
+            # The found table standing over the true one (any, for a table found without a box).
+            over = [table for table in tables if covers(table[0], box) >= 0.5 or unboxed]
+            score = max((cell_f1(rows, table[1]) for table in over), default=0.0)
+            if over and (not unboxed or score >= 0.5):
+                detected += 1
+            f1s.append(score)
+            if any(shape(table[1]) == shape(rows) for table in over):
+                shapes += 1
+        n = len(truths)
+        figures = f"{detected / n:9.2f} {sum(f1s) / n:8.2f} {shapes / n:10.2f} {seconds[name] / pages:8.4f}"
+        print(f"{name:34s} {figures}")
+    print()
+
+
 def collect(
     path: Path,
     numbers: list[int],
@@ -501,7 +594,15 @@ def main() -> None:
     parser.add_argument("--generated", type=int, default=60, metavar="N", help="tables to draw (default 60)")
     parser.add_argument("--peers", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="FinanceBench folder (pdfs/)")
+    parser.add_argument(
+        "--icdar",
+        type=Path,
+        metavar="DIR",
+        help="also score the ICDAR 2013 table competition's PDFs and *-str.xml truth found under DIR",
+    )
     args = parser.parse_args()
+    if args.icdar is not None:
+        run_icdar(args.icdar, args.peers)
     run_generated(args.generated, args.peers)
     if (args.data / "pdfs").is_dir():
         run_statements(args.data, args.peers)

@@ -192,6 +192,8 @@ def test_prose_with_figures_and_an_underlined_row_are_no_tables():
         ("$", True),
         ("-3.2", True),
         ("n/a", True),
+        ("5.3**", True),  # a footnote mark glued to the figure
+        ("12(a)", True),
         ("Inventories", False),
         ("Q1", False),
         ("2018 Notes", False),
@@ -277,3 +279,40 @@ def test_a_title_line_over_the_columns_is_not_their_header():
         (table,) = find_page_tables(document[0])
     assert table.header == ["", "Year ended December 31, 2021", "Year ended December 31, 2020"]
     assert all("Acme" not in cell for row in table.rows for cell in row)
+
+
+def test_groups_of_rows_under_centred_labels_are_one_table_and_a_row_across_two_columns_joins_none():
+    """Two groups of rows under "Males" and "Females" centred over the columns are one table; a note that
+    runs across the gap between two columns in one row of many does not make them one column."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    for x, text in ((300, "Dose"), (400, "Weight"), (500, "Gain")):
+        put(page, x, 80, text, right=True)
+    y = 96
+    for group in ("Males", "Females"):
+        put(page, 320, y, group)
+        y += 16
+        for row in range(5):
+            put(page, 72, y, f"Group {row + 1}")
+            for x, value in (
+                (300, f"{(row + 1) * 250:,}"),
+                (400, f"{5.1 + row / 10:.1f}"),
+                (500, f"{row + 3}.0"),
+            ):
+                put(page, x, y, value, right=True)
+            y += 12
+        y += 6
+    put(page, 72, y, "Overall")
+    put(page, 330, y, "not measured in this group")  # across the gap between "Weight" and "Gain"
+    put(page, 300, y, "900", right=True)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.header == ["", "Dose", "Weight", "Gain"]
+    labels = [row[0] for row in table.body]
+    assert (
+        labels[0] == ""
+        and "Males" in table.body[0]
+        and "Females" in [cell for row in table.body for cell in row]
+    )
+    assert len(table.body) == 13  # two labels, ten rows, the last row
+    assert table.body[-1][:2] == ["Overall", "900"]

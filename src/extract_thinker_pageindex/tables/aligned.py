@@ -18,6 +18,7 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from .rows import FOOTNOTE, Row, Segment, is_figure, is_year
@@ -29,6 +30,8 @@ __all__ = ["MAX_GAP", "MIN_BODY_ROWS", "aligned_tables"]
 MAX_GAP = 2.5
 #: The fewest body rows of a table.
 MIN_BODY_ROWS = 2
+#: The share of body rows that may print across the gap between two columns without joining them.
+BRIDGE_SHARE = 0.15
 #: The most header rows above a table's body.
 MAX_HEADER_ROWS = 4
 #: The most a header row stands apart from the header row under it, in line heights (no blank line).
@@ -59,20 +62,48 @@ def _years_only(row: Row) -> bool:
 
 def _columns(rows: list[Row]) -> list[tuple[float, float]]:
     """The value columns: the spans where the segments after each row's label overlap, left to right,
-    each held by at least two rows (a lone segment is placed in the nearest column instead)."""
+    each held by at least two segments. A span is cut in two where few rows print across it between two
+    stretches that many rows fill: a segment or two running across the gap between two columns (a
+    spanning subtotal, a long note) do not join them, as long as :data:`BRIDGE_SHARE` of the rows or
+    fewer do."""
     spans = []
     for row in rows:
         first = 0 if row.segments[0].figure else 1
         spans += [(segment.x0, segment.x1) for segment in row.segments[first:]]
     spans.sort()
-    merged: list[list[float]] = []  # x0, x1, how many segments
+    merged: list[list[float]] = []
     for x0, x1 in spans:
         if merged and x0 < merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], x1)
-            merged[-1][2] += 1
         else:
-            merged.append([x0, x1, 1])
-    return [(x0, x1) for x0, x1, count in merged if count >= 2]
+            merged.append([x0, x1])
+    allowed = int(BRIDGE_SHARE * len(rows))  # rows that may print across a gap between two columns
+    columns = []
+    for x0, x1 in merged:
+        inside = [span for span in spans if span[0] < x1 and span[1] > x0]
+        for part in _split_at_dips(inside, allowed) if allowed else [(x0, x1)]:
+            if sum(1 for a, b in inside if a < part[1] and b > part[0]) >= 2:
+                columns.append(part)
+    return columns
+
+
+def _split_at_dips(spans: list[tuple[float, float]], allowed: int) -> list[tuple[float, float]]:
+    """One overlapping group of spans as columns: cut where at most ``allowed`` spans cover x between two
+    stretches covered by more."""
+    edges = sorted({x for span in spans for x in span})
+    stretches = []
+    for left, right in itertools.pairwise(edges):
+        middle = (left + right) / 2
+        stretches.append((left, right, sum(1 for x0, x1 in spans if x0 < middle < x1) > allowed))
+    dense = [index for index, stretch in enumerate(stretches) if stretch[2]]
+    if not dense:
+        return [(edges[0], edges[-1])]
+    cuts = []
+    for before, after in itertools.pairwise(dense):
+        if after > before + 1:  # a dip between two dense stretches
+            cuts.append((stretches[before][1] + stretches[after][0]) / 2)
+    bounds = [edges[0], *cuts, edges[-1]]
+    return list(itertools.pairwise(bounds))
 
 
 def _figure_columns(body: list[Row], columns: list[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -112,6 +143,11 @@ def _cell_text(segments: list[Segment]) -> str:
     return _LEADER.sub("", " ".join(words)).strip()
 
 
+def _short_line(row: Row) -> bool:
+    """One short piece of text, not a figure: a label that may stand anywhere over a table."""
+    return len(row.segments) == 1 and not row.segments[0].figure and len(row.text.split()) <= HEADER_WORDS
+
+
 def _regions(rows: list[Row]) -> list[list[Row]]:
     """Runs of rows that may be a table: body rows, with the one-label rows between them."""
     regions: list[list[Row]] = []
@@ -133,8 +169,10 @@ def _regions(rows: list[Row]) -> list[list[Row]]:
             current.append(row)
             first = 0 if row.segments[0].figure else 1
             figures_from = min([figures_from, *(segment.x0 for segment in row.segments[first:])])
-        elif current and near and row.x1 < figures_from:
-            pending.append(row)  # a section's label ("Current assets:"), or a label's first line
+        elif current and near and (row.x1 < figures_from or _short_line(row)):
+            # A section's label ("Current assets:", or "Females" centred over the columns), or a label's
+            # first line.
+            pending.append(row)
         else:
             if current:
                 regions.append(current)
@@ -150,11 +188,14 @@ def _header_above(
     columns: list[tuple[float, float]],
     label_right: float,
     figure_columns: list[tuple[float, float]],
+    *,
+    over_years: bool = False,
 ) -> tuple[int, int]:
     """The rows just above ``rows[top]`` that belong to the table: how many are header rows (each near
     the next, with a segment over the columns and nothing but a label at the left, no figure but a year),
     and how many one-label rows between them and the body are the body's first section labels
-    ("Assets")."""
+    ("Assets", or "Males" alone over one column). Above a row of years (``over_years``) every short line
+    taken is a header."""
     count = labels = 0
     lead = 0  # one-label rows passed since the last header row
     aligned = 0  # of them, the rows right above the body whose text stands over the columns
@@ -172,7 +213,11 @@ def _header_above(
             and any(len(segment.text.split()) > HEADER_WORDS for segment in over)
         )
         figures = any(segment.figure for segment in row.segments)
-        if count == 0 and lead < 2 and not figures and len(left) <= 1 and ((not over and left) or wordy):
+        # A lone short label over one column of several, right above the body ("Males"): a group's label.
+        span = _column_of(over[0], columns) if len(over) == 1 and not left else None
+        group = not over_years and len(columns) > 1 and span is not None and span[0] == span[1]
+        label = (not over and left) or wordy or group
+        if count == 0 and lead < 2 and not figures and len(left) <= 1 and label:
             # A section's label above the first body row ("Assets"), or the first line of a row of text
             # cells whose figures stand on its next line: the body's, when a header stands above them.
             lead += 1
@@ -217,7 +262,9 @@ def aligned_tables(rows: list[Row]) -> list[PageTable]:
             [columns[0][0], *(row.segments[0].x1 for row in region if not row.segments[0].figure)]
         )
         top = rows.index(region[0])
-        above, sections = _header_above(rows, top, columns, label_right, _figure_columns(body, columns))
+        above, sections = _header_above(
+            rows, top, columns, label_right, _figure_columns(body, columns), over_years=head > 0
+        )
         if head:
             above, sections = above + sections, 0  # above a row of years, every row taken is the header's
         header_rows = rows[top - sections - above : top - sections] + region[:head]

@@ -27,6 +27,7 @@ COLUMN_ROWS = 3
 _FIGURE = re.compile(
     r"""^(
         [-+−–]?[$€£¥]?\s?[-+−–]?\(?[$€£¥]?\s?\d[\d,.\u202f\u00a0 ]*\d?\)?\s?(%|pts?|bps|x|[kmb]n?)?\)?
+        (\*{1,3}|[†‡]+|\([a-z]\))?
       | [-—–‒―]+ | n/?a | nm | —\s?% | \*+
     )$""",
     re.IGNORECASE | re.VERBOSE,
