@@ -445,7 +445,9 @@ def run_statements(data: Path, peers: bool) -> None:
         except (subprocess.CalledProcessError, ImportError, KeyError, ValueError) as exc:
             print(f"(pymupdf4llm skipped: {str(exc)[:120]})")
     for path, numbers in jobs:
-        results = collect(path, numbers, peers, llm_pages=llm.get(str(path)), llm_seconds=0.0)
+        results = collect(path, numbers, peers, llm=False)
+        if str(path) in llm:  # run once for every filing above; its time is set below
+            results["pymupdf4llm (layout model)"] = (llm[str(path)], 0.0)
         with pymupdf.open(path) as document:
             for name, (found, seconds) in results.items():
                 times[name] = times.get(name, 0.0) + seconds
@@ -557,10 +559,10 @@ def collect(
     numbers: list[int],
     peers: bool,
     *,
-    llm_pages: dict[int, list[Found]] | None = None,
-    llm_seconds: float | None = None,
+    llm: bool = True,
 ) -> dict[str, tuple[dict[int, list[Found]], float]]:
-    """Every system's tables on the pages ``numbers`` of ``path``, and the seconds each took."""
+    """Every system's tables on the pages ``numbers`` of ``path``, and the seconds each took (pymupdf4llm
+    only with ``llm``: a caller may run it once for many files)."""
     systems: dict[str, Callable[[Any], list[Found]]] = {"ours (text layer, no model)": ours}
     if peers:
         systems["PyMuPDF find_tables (lines)"] = pymupdf_finder("lines")
@@ -578,14 +580,12 @@ def collect(
             results["pdfplumber find_tables"] = pdfplumber_tables(path, numbers)
         except ImportError:
             print("(pdfplumber not installed: skipped)")
-        if llm_pages is None and llm_seconds is None:
-            try:
-                pages, seconds = pymupdf4llm_tables([(path, numbers)])
-                results["pymupdf4llm (layout model)"] = (pages[str(path)], seconds)
-            except (subprocess.CalledProcessError, ImportError, KeyError, ValueError) as exc:
-                print(f"(pymupdf4llm skipped: {str(exc)[:120]})")
-        elif llm_pages is not None:
-            results["pymupdf4llm (layout model)"] = (llm_pages, llm_seconds or 0.0)
+    if peers and llm:
+        try:
+            pages, seconds = pymupdf4llm_tables([(path, numbers)])
+            results["pymupdf4llm (layout model)"] = (pages[str(path)], seconds)
+        except (subprocess.CalledProcessError, ImportError, KeyError, ValueError) as exc:
+            print(f"(pymupdf4llm skipped: {str(exc)[:120]})")
     return results
 
 

@@ -153,13 +153,15 @@ def test_the_layout_mode_loads_and_uses_the_layout_model(tmp_path: Path) -> None
     code = f"""
         import sys
         from extract_thinker_pageindex.errors import UnsupportedFormatError
-        from extract_thinker_pageindex.pdf import PYMUPDF_LOCK, find_tables, open_pdf
+        from extract_thinker_pageindex.pdf import PYMUPDF_LOCK, load_pymupdf_layout, open_pdf
+        from extract_thinker_pageindex.tables import find_page_tables
         with open_pdf({str(SAMPLE)!r}) as document, PYMUPDF_LOCK:
             page = document[2]
-            plain = len(find_tables(page))
+            plain = len(find_page_tables(page))
             before = [name for name in ("pymupdf.layout", "onnxruntime") if name in sys.modules]
             try:
-                gated = len(find_tables(page, use_layout=True))
+                load_pymupdf_layout()
+                gated = len(page.get_layout() or [])
             except UnsupportedFormatError:
                 gated = None
             analysed = page.layout_information is not None
@@ -176,7 +178,7 @@ def test_the_layout_mode_loads_and_uses_the_layout_model(tmp_path: Path) -> None
 
     if out.strip() == "no layout model":
         pytest.skip("this PyMuPDF has no layout model (PyMuPDF 1.x without pymupdf-layout)")
-    # The finder found the table without the model, which loaded only for the gate, and analysed the page.
+    # The table was found without the model, which loaded only when asked for, and analysed the page.
     assert out.split() == ["1", "[]", "True", "True", "True", "True"]
     assert all(modules[name] for name in LAYOUT_MODULES)
 

@@ -36,7 +36,6 @@ __all__ = [
     "PYMUPDF_LOCK",
     "PdfSource",
     "describe_source",
-    "find_tables",
     "fit_scale",
     "load_pymupdf",
     "load_pymupdf_layout",
@@ -108,8 +107,8 @@ def load_pymupdf() -> ModuleType:
 
 
 def load_pymupdf_layout() -> ModuleType:
-    """PyMuPDF's layout model, imported and active: what the table finder's ``use_layout`` and
-    ``Page.get_layout`` need (about a second, and onnxruntime, the first time in a process).
+    """PyMuPDF's layout model, imported and active: what ``Page.get_layout`` (and PyMuPDF's own table
+    finder's ``use_layout``) need (about a second, and onnxruntime, the first time in a process).
 
     Raises:
         UnsupportedFormatError: the installed PyMuPDF has no layout model (PyMuPDF 1.x without
@@ -229,23 +228,6 @@ def open_pdf(
     finally:
         with PYMUPDF_LOCK:
             document.close()
-
-
-def find_tables(page: Any, *, use_layout: bool = False) -> list[Any]:
-    """PyMuPDF's tables on a page (call while holding ``PYMUPDF_LOCK``).
-
-    PyMuPDF 2 gates its finder by a layout model by default: slower, and on a plain ruled grid it adds
-    empty columns. The finder's own line analysis is used instead where the option exists, unless
-    ``use_layout`` asks for the gate (which loads the layout model: see :func:`load_pymupdf_layout`).
-    """
-    if use_layout:
-        load_pymupdf_layout()
-        return list(page.find_tables(use_layout=True).tables)
-    try:
-        found = page.find_tables(use_layout=False)
-    except TypeError:  # PyMuPDF before 2.0 has no layout gate
-        found = page.find_tables()
-    return list(found.tables)
 
 
 # -- bounded drawing --------------------------------------------------------------------------------------

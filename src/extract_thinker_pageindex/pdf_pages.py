@@ -37,20 +37,23 @@ def _text_flags() -> int:
     return int(pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES)
 
 
-def _page_text_with_tables(page: Any, tables: list[PageTable], textpage: Any) -> str:
-    """Page text in reading order with each table's lines replaced by the table as Markdown."""
-    boxes = [table.bbox for table in tables]
+def _outside(lines: list[dict[str, Any]], boxes: Sequence[Sequence[float]]) -> list[dict[str, Any]]:
+    """The ``dict`` lines whose middle is in none of ``boxes`` (the tables' lines are the tables')."""
 
     def inside(box: Sequence[float]) -> bool:
         x = (box[0] + box[2]) / 2
         y = (box[1] + box[3]) / 2
         return any(x0 <= x <= x1 and y0 <= y <= y1 for x0, y0, x1, y1 in boxes)
 
+    return [line for line in lines if not inside(line["bbox"])]
+
+
+def _page_text_with_tables(page: Any, tables: list[PageTable], textpage: Any) -> str:
+    """Page text in reading order with each table's lines replaced by the table as Markdown."""
+    boxes = [table.bbox for table in tables]
     pieces: list[tuple[float, float, str]] = []
     for block in page.get_text("dict", textpage=textpage)["blocks"]:
-        if block.get("type", 0) != 0:
-            continue
-        kept = [line for line in block["lines"] if not inside(line["bbox"])]
+        kept = _outside(block["lines"], boxes) if block.get("type", 0) == 0 else []
         if kept:
             text = "\n".join("".join(span["text"] for span in line["spans"]) for line in kept)
             pieces.append((kept[0]["bbox"][1], kept[0]["bbox"][0], text.strip()))
@@ -267,15 +270,7 @@ def _ocr_text_with_tables(blocks: list[dict[str, Any]], tables: list[dict[str, A
     boxes = [table["bbox"] for table in tables]
     pieces: list[tuple[float, float, str]] = []
     for block in blocks:
-        kept = [
-            line
-            for line in block["lines"]
-            if not any(
-                x0 <= (line["bbox"][0] + line["bbox"][2]) / 2 <= x1
-                and y0 <= (line["bbox"][1] + line["bbox"][3]) / 2 <= y1
-                for x0, y0, x1, y1 in boxes
-            )
-        ]
+        kept = _outside(block["lines"], boxes)
         if kept:
             pieces.append((kept[0]["bbox"][1], kept[0]["bbox"][0], plain_text([{"lines": kept}]).strip()))
     for table in tables:

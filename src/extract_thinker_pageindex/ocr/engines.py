@@ -124,7 +124,8 @@ def _to_page(page: Any, pixmap: Any) -> Any:
 
 
 def _tables(grids: list[Any], matrix: Any, words: list[tuple[float, float, float, float, str]]) -> list[Any]:
-    from .tables import cell_rows, grid_on_page
+    from ..tables.grid import cell_rows
+    from .tables import grid_on_page
 
     tables = []
     for grid in grids:

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tables.grid import Grid, Rule, cell_rows, group_rules, markdown_table, merge_positions
+from ..tables.grid import Grid, Rule, group_rules, merge_positions
 
-__all__ = ["Grid", "Rule", "cell_rows", "erase_rules", "find_grids", "grid_on_page", "markdown_table"]
+__all__ = ["erase_rules", "find_grids", "grid_on_page"]
 
 #: Pixels darker than this (of 255) are ink.
 INK = 160

@@ -626,7 +626,7 @@ def _ocr_positions(
     (then nothing runs)."""
     from ..ocr.pool import OcrOutcome, ocr_pages, warn_failures
     from ..ocr.settings import engine_problem
-    from ..ocr.tables import markdown_table
+    from ..tables.grid import markdown_table
 
     if engine_problem(run.settings) is not None:
         for _ in positions:

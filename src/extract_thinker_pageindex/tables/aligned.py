@@ -9,9 +9,13 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
 - At least :data:`MIN_BODY_ROWS` body rows, and a column holding figures in at least two of them: a
   shaded or underlined line, a date in a sentence or a page number is no table.
 - **Columns** are where the segments after the labels overlap from row to row (a figure column's
-  right-aligned numbers overlap whatever their widths); the labels are the first column.
+  right-aligned numbers overlap whatever their widths); the labels are the first column. A segment or
+  two running across the gap between two columns (up to :data:`BRIDGE_SHARE` of the rows) do not join
+  them. A short line alone between groups of rows ("Females") keeps the groups one table.
 - **Header rows** are the rows at the top whose figures are years, and the rows above them whose
-  segments stand over the columns ("Year ended December 31,"): a segment over several columns spans them.
+  segments stand over the figure columns, close together ("Year ended December 31,"): a segment over
+  several columns spans them. A title centred left of the columns, or standing a blank line apart, is
+  none; a lone short label over one column right above the body ("Males") is a group's label.
 - A label printed on two lines (the first not ending with a colon, the second indented under it or
   starting in lower case) is one label; each label's indentation gives its level.
 """

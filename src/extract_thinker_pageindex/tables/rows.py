@@ -32,7 +32,6 @@ _FIGURE = re.compile(
     )$""",
     re.IGNORECASE | re.VERBOSE,
 )
-_CURRENCY = re.compile(r"^[$€£¥]$")
 _CURRENCIES = frozenset("$€£¥")
 _YEAR = re.compile(r"^(19|20)\d\d$")
 # A footnote mark standing alone after a cell's text: (1), (a), *, †, or a superscript digit.
@@ -42,7 +41,7 @@ FOOTNOTE = re.compile(r"^(\(\w{1,2}\)|\*{1,3}|[†‡§]+|[¹²³⁴⁵⁶⁷⁸
 def is_figure(text: str) -> bool:
     """Whether a cell's text is a figure (or a currency sign, or a dash that stands for none)."""
     text = text.strip()
-    return bool(text) and (_CURRENCY.match(text) is not None or _FIGURE.match(text) is not None)
+    return bool(text) and (text in _CURRENCIES or _FIGURE.match(text) is not None)
 
 
 def is_year(text: str) -> bool:
@@ -62,11 +61,6 @@ class Segment:
         self.x1 = max(word[2] for word in words)
         self._text: str | None = None
         self._figure: bool | None = None
-
-    def add(self, word: Word) -> None:
-        self.words.append(word)
-        self.x1 = max(self.x1, word[2])
-        self._text = self._figure = None
 
     @property
     def text(self) -> str:
@@ -105,10 +99,6 @@ class Row:
     @property
     def x1(self) -> float:
         return self.segments[-1].x1
-
-    @property
-    def figures(self) -> int:
-        return sum(1 for segment in self.segments if segment.figure)
 
     @property
     def text(self) -> str:
@@ -160,7 +150,7 @@ def _currency_joined(segments: list[Segment]) -> list[Segment]:
     is one cell with it."""
     joined: list[Segment] = []
     for segment in segments:
-        if joined and _CURRENCY.match(joined[-1].text) and is_figure(segment.text):
+        if joined and joined[-1].text in _CURRENCIES and is_figure(segment.text):
             joined[-1] = Segment(joined[-1].words + segment.words)
         else:
             joined.append(segment)
