@@ -316,3 +316,133 @@ def test_groups_of_rows_under_centred_labels_are_one_table_and_a_row_across_two_
     )
     assert len(table.body) == 13  # two labels, ten rows, the last row
     assert table.body[-1][:2] == ["Overall", "900"]
+
+
+def test_a_grid_drawn_without_its_outer_borders_keeps_its_first_and_last_columns():
+    """Rules down only between the columns, rules across the whole width: the label column at the left and
+    the last column at the right are cells too."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    xs, ys = [72, 250, 330, 410, 490], [100, 120, 140, 160]
+    shape = page.new_shape()
+    for x in xs[1:-1]:  # no rule at the table's left and right edges
+        shape.draw_line((x, ys[0]), (x, ys[-1]))
+    for y in ys:
+        shape.draw_line((xs[0], y), (xs[-1], y))
+    shape.finish(color=(0, 0, 0), width=0.6)
+    shape.commit()
+    cells = [["", "2000", "2002", "2004"], ["Upper secondary", "15 455", "13 951", "12 068"]]
+    cells.append(["Polytechnics", "20 527", "20 922", "22 083"])
+    for row, y in zip(cells, ys, strict=False):
+        for text, x in zip(row, xs, strict=False):
+            put(page, x + 4, y + 13, text)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.ruling == "grid"
+    assert table.rows == [["", "2000", "2002", "2004"], *cells[1:]]
+
+
+def labelled_rows(
+    page: pymupdf.Page, rows: list[tuple[float, str, tuple[str, ...]]], top: float = 100
+) -> None:
+    """Rows of a label at ``x`` and figures right-aligned at 300 and 380, one line apart."""
+    put(page, 300, top, "2007", right=True)
+    put(page, 380, top, "2009", right=True)
+    y = top + 14
+    for x, label, figures in rows:
+        put(page, x, y, label)
+        for text, right in zip(figures, (300, 380), strict=False):
+            put(page, right, y, text, right=True)
+        y += 12
+
+
+def test_a_section_label_over_indented_rows_is_a_row_of_its_own():
+    """ "Sex" over "Male" and "Female": the row under a short label would have fitted on its line, so it
+    is no label's second line; nor is "Public" under "Type of degree-granting institution", whose rows
+    under it stand at its indentation."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    labelled_rows(
+        page,
+        [
+            (72, "Sex", ()),
+            (80, "Male", ("61,206", "60,721")),
+            (80, "Female", ("63,512", "62,140")),
+            (72, "Type of degree-granting institution", ()),
+            (80, "Public", ("2,862", "2,962")),
+            (80, "Private", ("3,001", "3,114")),
+            (72, "Region", ()),
+            (80, "Northeast", ("1,096", "1,320")),
+        ],
+    )
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert [row[0] for row in table.body] == [
+        "Sex",
+        "Male",
+        "Female",
+        "Type of degree-granting institution",
+        "Public",
+        "Private",
+        "Region",
+        "Northeast",
+    ]
+    assert table.levels[table.header_rows :] == [0, 1, 1, 0, 1, 1, 0, 1]
+
+
+def test_a_label_on_two_lines_is_one_whether_its_figures_stand_on_the_first_or_the_second():
+    """A full first line runs on: under it indented with the figures ("American Indian/Alaska" over
+    "Native  707"), or with the figures on the first line and its second line alone under it."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    labelled_rows(
+        page,
+        [
+            (72, "White, non-Hispanic", ("78,744", "79,333")),
+            (72, "American Indian/Alaska", ("707", "730")),
+            (80, "Native", ()),
+            (72, "Asian", ("3,530", "3,690")),
+            (72, "Hawaiian/Pacific Islander,", ()),
+            (80, "not Hispanic", ("212", "230")),
+            (72, "Two or more races", ("1,120", "1,207")),
+        ],
+    )
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.body == [
+        ["White, non-Hispanic", "78,744", "79,333"],
+        ["American Indian/Alaska Native", "707", "730"],
+        ["Asian", "3,530", "3,690"],
+        ["Hawaiian/Pacific Islander, not Hispanic", "212", "230"],
+        ["Two or more races", "1,120", "1,207"],
+    ]
+
+
+def test_a_group_label_over_a_column_of_years_is_not_joined_to_the_year():
+    """ "Actual" alone over "1996" in a table whose first column is years: a figure under a text cell is a
+    row of its own, not the cell's second line."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    put(page, 72, 100, "Year")
+    put(page, 200, 100, "Total", right=True)
+    put(page, 280, 100, "Public", right=True)
+    rows = [("Actual", None, None), ("1996", "3,051", "2,667"), ("1997", "3,138", "2,746")]
+    rows += [("Projected", None, None), ("2011", "3,679", "3,246"), ("2012", "3,711", "3,283")]
+    for number, (label, total, public) in enumerate(rows):
+        y = 114 + 12 * number
+        put(page, 72, y, label)
+        if total and public:
+            put(page, 200, y, total, right=True)
+            put(page, 280, y, public, right=True)
+    with document:
+        (table,) = find_page_tables(document[0])
+    texts = [" ".join(cell for cell in row if cell) for row in table.rows]
+    assert texts == [
+        "Year Total Public",
+        "Actual",
+        "1996 3,051 2,667",
+        "1997 3,138 2,746",
+        "Projected",
+        "2011 3,679 3,246",
+        "2012 3,711 3,283",
+    ]

@@ -16,8 +16,9 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
   segments stand over the figure columns, close together ("Year ended December 31,"): a segment over
   several columns spans them. A title centred left of the columns, or standing a blank line apart, is
   none; a lone short label over one column right above the body ("Males") is a group's label.
-- A label printed on two lines (the first not ending with a colon, the second indented under it or
-  starting in lower case) is one label; each label's indentation gives its level.
+- A label printed on two lines is one label: its first line full (the second's first word would not fit
+  after it in the label column), not ending with a colon, and the second starting in lower case or
+  indented under it alone; the figures stand on either line. Each label's indentation gives its level.
 """
 
 from __future__ import annotations
@@ -284,6 +285,8 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
     cells: list[list[str]] = []
     spans: list[list[tuple[int, int, str]]] = []  # header rows: (first, last column, text)
     label_x: list[float | None] = []
+    # Each row's label: where its first line ends, and how wide its first word is (for the wrap test).
+    label_ends: list[tuple[float, float] | None] = []
     for number, row in enumerate(rows):
         placed: dict[int, list[Segment]] = {}
         row_spans = []
@@ -298,14 +301,47 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
         cells.append([_cell_text(placed[column]) if column in placed else "" for column in range(width)])
         spans.append(row_spans)
         label_x.append(placed[0][0].x0 if 0 in placed else None)
+        if 0 in placed:
+            first_word = placed[0][0].words[0]
+            label_ends.append((placed[0][-1].x1, first_word[2] - first_word[0]))
+        else:
+            label_ends.append(None)
     if not any(cell for row in cells[header_count:] for cell in row[1:]):
         return None
-    # A label printed on two lines: the first line alone, not a section's label ending in a colon, and the
-    # next line indented under it or running on in lower case.
+    # A label printed on two lines: the first line alone, not a section's label ending in a colon, full
+    # (the next line's first word would not fit after it: see _wraps), and the next line indented under
+    # it or running on in lower case.
+    label_limit = max((end[0] for end in label_ends[header_count:] if end is not None), default=0.0)
+    space = 0.3 * min((row.height for row in rows), default=0.0)
+
+    def wraps(first: int, second: int) -> bool:
+        """Whether row ``first``'s label runs on in row ``second``'s: the first word of the second would
+        not have fitted after the first line within the label column (as wide as its widest line). A
+        section's label ("Sex", "Current assets") is short: the row under it fits after it."""
+        top, bottom = label_ends[first], label_ends[second]
+        return top is not None and bottom is not None and top[0] + space + bottom[1] > label_limit
+
+    def runs_on(first: int, second: int) -> bool:
+        """Whether row ``second``'s label is the second line of row ``first``'s: one of the two holds
+        figures at most, the first is no section's label ending in a colon, it is full (:func:`wraps`),
+        and the second runs on in lower case, or stands indented under it as a single line (a row under
+        it at its indentation or deeper makes it a section's first row: "Type of institution" over
+        "Public", "Private")."""
+        top, bottom = cells[first], cells[second]
+        start, first_x = label_x[second], label_x[first]
+        if not top[0] or not bottom[0] or top[0].endswith(":") or (any(top[1:]) and any(bottom[1:])):
+            return False
+        if start is None or first_x is None or not wraps(first, second):
+            return False
+        if bottom[0][:1].islower():
+            return True
+        after = [x for x in label_x[second + 1 :] if x is not None]
+        return start > first_x + 1 and (not after or after[0] < start - INDENT_SLACK)
+
     order: list[int] = []
     for number, line in enumerate(cells):
         before = order[-1] if order else -1
-        start, first_x = label_x[number], label_x[before] if before >= 0 else None
+        first_x = label_x[before] if before >= 0 else None
         if (
             number > header_count
             and before >= header_count
@@ -315,6 +351,8 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
             and any(cells[before][1:])
             and not cells[before][0].endswith(":")
             and all(not text or line[column] for column, text in enumerate(cells[before]) if column)
+            # A cell's second line is words: a figure under a text cell ("Actual" over "1996") is a row.
+            and not any(is_figure(line[index]) for index, text in enumerate(cells[before]) if index and text)
         ):
             # A row of text cells whose next line carries the figures ("Market for ... Purchases of" over
             # "Equity Securities  33"): one row, each cell's lines joined.
@@ -322,18 +360,12 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
             cells[number] = [f"{top} {bottom}".strip() for top, bottom in joined]
             label_x[number] = label_x[before]
             order.pop()
-        elif (
-            number > header_count
-            and before >= header_count
-            and line[0]
-            and any(line[1:])
-            and cells[before][0]
-            and not any(cells[before][1:])
-            and not cells[before][0].endswith(":")
-            and start is not None
-            and first_x is not None
-            and (start > first_x + 1 or line[0][:1].islower())
-        ):
+        elif number > header_count and before >= header_count and runs_on(before, number):
+            if any(cells[before][1:]):
+                # The figures stand on the label's first line, its second line alone under it.
+                cells[before][0] = f"{cells[before][0]} {line[0]}"
+                label_ends[before] = label_ends[number]
+                continue
             cells[number][0] = f"{cells[before][0]} {line[0]}"
             label_x[number] = first_x
             order.pop()

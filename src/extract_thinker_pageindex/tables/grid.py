@@ -2,8 +2,9 @@
 (OCR) or from a PDF's vector drawings, and the words of each cell between them.
 
 Rules that cross or touch form a grid; a grid of at least two horizontal and three vertical rules is a
-table, its rows and columns the spaces between them. A frame of one column (round the page, a text box, a
-boxed list) is not, and neither is a lone rule (an underline) or a shaded bar.
+table, its rows and columns the spaces between them (and the space beyond the outermost rule down to where
+the rules across end, for a table drawn without its outer borders). A frame of one column (round the page,
+a text box, a boxed list) is not, and neither is a lone rule (an underline) or a shaded bar.
 """
 
 from __future__ import annotations
@@ -94,6 +95,10 @@ def group_rules(across: list[Rule], down: list[Rule], slack: float) -> list[Grid
         x1 = max(max(rule.end for rule in members if rule.horizontal), columns[-1])
         y0 = min(min(rule.start for rule in members if not rule.horizontal), rows[0])
         y1 = max(max(rule.end for rule in members if not rule.horizontal), rows[-1])
+        # Rules across that run past the outermost rule down close a column open on that side (a table
+        # drawn without its outer borders), and rules down past the outermost rule across close a row.
+        columns = [x0] * (x0 < columns[0] - slack) + columns + [x1] * (x1 > columns[-1] + slack)
+        rows = [y0] * (y0 < rows[0] - slack) + rows + [y1] * (y1 > rows[-1] + slack)
         grids.append(Grid((float(x0), float(y0), float(x1), float(y1)), rows, columns, members))
     grids.sort(key=lambda grid: (grid.box[1], grid.box[0]))
     return grids
