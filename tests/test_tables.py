@@ -446,3 +446,39 @@ def test_a_group_label_over_a_column_of_years_is_not_joined_to_the_year():
         "2011 3,679 3,246",
         "2012 3,711 3,283",
     ]
+
+
+def test_a_header_boxed_apart_from_the_body_is_one_table_and_a_cell_spans_where_its_rule_is_missing():
+    """Two grids with the same columns, one right under the other (a double rule under the header), are
+    one table; "Course Year" runs across the place of a column rule drawn only in the row under it, so
+    it is one cell over two columns (its text in the first, nothing copied)."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    xs = [72, 200, 300, 400]
+    shape = page.new_shape()
+    for y in (100, 115, 130):  # the header's grid
+        shape.draw_line((xs[0], y), (xs[-1], y))
+    for x in (72, 200, 400):
+        shape.draw_line((x, 100), (x, 130))
+    shape.draw_line((300, 115), (300, 130))  # not drawn across the first row
+    for y in (133, 148, 163):  # the body's grid, 3 points under it
+        shape.draw_line((xs[0], y), (xs[-1], y))
+    for x in xs:
+        shape.draw_line((x, 133), (x, 163))
+    shape.finish(color=(0, 0, 0), width=0.6)
+    shape.commit()
+    put(page, 270, 111, "Course Year")  # centred over the last two columns, across x = 300
+    for text, x in zip(["Illnesses", "1st year", "2nd year"], xs, strict=False):
+        put(page, x + 4, 126, text)
+    for y, row in ((144, ["Allergy", "23", "55"]), (159, ["Anxiety", "22", "42"])):
+        for text, x in zip(row, xs, strict=False):
+            put(page, x + 4, y, text)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.ruling == "grid"
+    assert table.rows == [
+        ["", "Course Year", ""],
+        ["Illnesses", "1st year", "2nd year"],
+        ["Allergy", "23", "55"],
+        ["Anxiety", "22", "42"],
+    ]

@@ -105,15 +105,22 @@ def group_rules(across: list[Rule], down: list[Rule], slack: float) -> list[Grid
 
 
 def cell_rows(
-    words: list[tuple[float, float, float, float, str]], rows: list[float], columns: list[float]
+    words: list[tuple[float, float, float, float, str]],
+    rows: list[float],
+    columns: list[float],
+    spanned: set[tuple[int, int]] | None = None,
 ) -> list[list[str]]:
     """The text of each cell between the rules (in the words' coordinates): every word goes to the cell
-    its middle is in, cells read top to bottom, then left to right; rows left empty are dropped."""
+    its middle is in, cells read top to bottom, then left to right; rows left empty are dropped.
+    ``spanned`` holds ``(row, rule)`` where the column rule of that index is not drawn across that row:
+    the cells on its two sides are one, its text in the first."""
     table = [["" for _ in range(len(columns) - 1)] for _ in range(len(rows) - 1)]
     placed: dict[tuple[int, int], list[tuple[float, float, str]]] = {}
     for x0, y0, x1, y1, text in words:
         x, y = (x0 + x1) / 2, (y0 + y1) / 2
         row, column = bisect_right(rows, y) - 1, bisect_right(columns, x) - 1
+        while spanned and column > 0 and (row, column) in spanned:
+            column -= 1
         if 0 <= row < len(rows) - 1 and 0 <= column < len(columns) - 1:
             placed.setdefault((row, column), []).append((round(y0), x0, text))
     for (row, column), cell in placed.items():

@@ -3,11 +3,14 @@
 A drawn line, or a filled or stroked rectangle at most :data:`MAX_RULE_POINTS` thick, is a rule across or
 down; the border of a stroked rectangle (a cell drawn as a box) gives four. Shading (a filled rectangle
 thicker than a rule) is no rule, so a shaded row is not a table. The rules form grids as in
-:mod:`.grid`, and each cell holds the words whose middles fall in it.
+:mod:`.grid`, and each cell holds the words whose middles fall in it. Grids drawn right under one another
+with the same columns are one table, and a cell spans the columns whose rule between them is not drawn
+across its row where its text runs across that rule's place.
 """
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from .grid import Grid, Rule, cell_rows, group_rules
@@ -22,6 +25,8 @@ MAX_RULE_POINTS = 2.5
 MIN_RULE_POINTS = 6.0
 #: Rules this close (points) at their ends still meet.
 MEET_POINTS = 2.0
+#: Grids with the same columns this close (points) one under the other are one table.
+STACK_POINTS = 4.0
 
 
 def _add_line(across: list[Rule], down: list[Rule], x0: float, y0: float, x1: float, y1: float) -> None:
@@ -61,11 +66,66 @@ def grid_tables(drawings: list[dict[str, Any]], words: list[Word]) -> list[PageT
     more than one of their cells."""
     across, down = page_rules(drawings)
     tables = []
-    for grid in group_rules(across, down, MEET_POINTS):
+    for grid in _stacked(group_rules(across, down, MEET_POINTS)):
         table = _grid_table(grid, words)
         if table is not None:
             tables.append(table)
     return tables
+
+
+def _stacked(grids: list[Grid]) -> list[Grid]:
+    """Grids drawn one right under the other with the same columns are one table (a header boxed apart
+    from the body by a double rule, a total row boxed under it)."""
+    joined: list[Grid] = []
+    for grid in grids:
+        last = joined[-1] if joined else None
+        if last is not None and 0 <= grid.box[1] - last.box[3] <= STACK_POINTS:
+            few, many = sorted((last.columns, grid.columns), key=len)
+            # The same columns, or fewer where a header's cell spans several of the body's.
+            if all(any(abs(a - b) <= STACK_POINTS for b in many) for a in few) and (
+                abs(few[0] - many[0]) <= STACK_POINTS and abs(few[-1] - many[-1]) <= STACK_POINTS
+            ):
+                box = (
+                    min(last.box[0], grid.box[0]),
+                    last.box[1],
+                    max(last.box[2], grid.box[2]),
+                    max(last.box[3], grid.box[3]),
+                )
+                joined[-1] = Grid(box, last.rows + grid.rows, many, last.rules + grid.rules)
+                continue
+        joined.append(grid)
+    return joined
+
+
+def _spanned(grid: Grid, words: list[Word]) -> set[tuple[int, int]]:
+    """Where a cell spans columns: ``(row, rule)`` for each inner column rule not drawn across a row whose
+    text runs across its place (a word over it, or two words a space apart on its two sides). A rule
+    missing where the text keeps to its columns changes nothing."""
+    spanned = set()
+    for row, (top, bottom) in enumerate(itertools.pairwise(grid.rows)):
+        middle = (top + bottom) / 2
+        line = sorted(word for word in words if top <= (word[1] + word[3]) / 2 <= bottom)
+        if not line:
+            continue
+        for index in range(1, len(grid.columns) - 1):
+            x = grid.columns[index]
+            if any(
+                not rule.horizontal
+                and abs(rule.at - x) <= MEET_POINTS
+                and rule.start - MEET_POINTS <= middle <= rule.end + MEET_POINTS
+                for rule in grid.rules
+            ):
+                continue
+            across = any(word[0] < x < word[2] for word in line)
+            near = any(
+                left[2] <= x <= right[0]
+                and right[0] - left[2] <= left[3] - left[1]  # a space apart, not a column's gap
+                and abs(left[1] - right[1]) < 2
+                for left, right in itertools.pairwise(line)
+            )
+            if across or near:
+                spanned.add((row, index))
+    return spanned
 
 
 def _grid_table(grid: Grid, words: list[Word]) -> PageTable | None:
@@ -73,7 +133,7 @@ def _grid_table(grid: Grid, words: list[Word]) -> PageTable | None:
     inside = [
         word for word in words if x0 <= (word[0] + word[2]) / 2 <= x1 and y0 <= (word[1] + word[3]) / 2 <= y1
     ]
-    rows = cell_rows(inside, grid.rows, grid.columns)
+    rows = cell_rows(inside, grid.rows, grid.columns, _spanned(grid, inside))
     filled = sum(1 for row in rows for cell in row if cell)
     if len(rows) < 1 or filled < 2:
         return None
