@@ -482,3 +482,64 @@ def test_a_header_boxed_apart_from_the_body_is_one_table_and_a_cell_spans_where_
         ["Allergy", "23", "55"],
         ["Anxiety", "22", "42"],
     ]
+
+
+def test_a_caption_and_a_unit_line_are_no_header_rows_and_a_header_printed_on_two_lines_is_one_row():
+    """Over the table: a caption on two lines, "[In thousands]" centred over the whole table (over no run
+    of its columns), then header cells printed on two lines side by side ("Public" over "schools"): the
+    header is one row, and neither the caption's second line nor the unit line is in it."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    put(page, 72, 60, "Table 2.")
+    put(page, 110, 60, "Actual and projected numbers for enrollment in public and private schools, by year:")
+    put(page, 110, 70, "fall 1996 through fall 2021")
+    unit = "[In thousands]"
+    put(page, 251 - pymupdf.get_text_length(unit, fontname="helv", fontsize=SIZE) / 2, 84, unit)
+    for text, right in (("Public", 270), ("Private", 350), ("Two or", 430)):
+        put(page, right, 98, text, right=True)
+    put(page, 72, 108, "Year")
+    for text, right in (("schools", 270), ("schools", 350), ("more", 430)):
+        put(page, right, 108, text, right=True)
+    body = [
+        ("1996", "3,051", "2,667", "384"),
+        ("1997", "3,138", "2,746", "391"),
+        ("1998", "3,230", "2,830", "400"),
+    ]
+    for number, row in enumerate(body):
+        put(page, 72, 124 + 12 * number, row[0])
+        for text, right in zip(row[1:], (270, 350, 430), strict=True):
+            put(page, right, 124 + 12 * number, text, right=True)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.header_rows == 1
+    assert [cell for cell in table.header if cell] == [
+        "Year",
+        "Public schools",
+        "Private schools",
+        "Two or more",
+    ]
+    assert [[cell for cell in row if cell] for row in table.body] == [list(row) for row in body]
+    assert not any("thousands" in cell or "fall" in cell for row in table.rows for cell in row)
+
+
+def test_labels_of_groups_of_columns_stay_a_header_row_of_their_own():
+    """ "Total" and "Public" each centred over a group of two columns, in the gap between them, stand apart:
+    not lines of the cells under them, and each spans its pair."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    rights = (200, 260, 340, 400)
+    put(page, 230, 90, "Total", right=True)
+    put(page, 370, 90, "Public", right=True)
+    put(page, 72, 102, "Year")
+    for text, right in zip(("All", "Boys", "All", "Boys"), rights, strict=True):
+        put(page, right, 102, text, right=True)
+    for number, year in enumerate(("1996", "1997", "1998")):
+        put(page, 72, 116 + 12 * number, year)
+        for right in rights:
+            put(page, right, 116 + 12 * number, f"{number + 3},{right}", right=True)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.header_rows == 2
+    assert "Total" in table.rows[0] and "Boys" in table.rows[1]
+    # Each group's label heads both columns under it.
+    assert table.header[-4:] == ["Total All", "Total Boys", "Public All", "Public Boys"]

@@ -14,8 +14,11 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
   them. A short line alone between groups of rows ("Females") keeps the groups one table.
 - **Header rows** are the rows at the top whose figures are years, and the rows above them whose
   segments stand over the figure columns, close together ("Year ended December 31,"): a segment over
-  several columns spans them. A title centred left of the columns, or standing a blank line apart, is
-  none; a lone short label over one column right above the body ("Males") is a group's label.
+  several columns (or in the gap between two) spans them. A title centred left of the columns, centred
+  over the whole table and no run of its columns ("[In thousands]"), a caption's next line, or a line
+  standing a blank line apart, is none; a lone short label over one column right above the body
+  ("Males") is a group's label. Header rows that are the lines of one row's cells (side by side, none
+  spanning, each over a cell of the row below) are one row.
 - A label printed on two lines is one label: its first line full (the second's first word would not fit
   after it in the label column), not ending with a colon, and the second starting in lower case or
   indented under it alone; the figures stand on either line. Each label's indentation gives its level.
@@ -43,6 +46,8 @@ MAX_HEADER_ROWS = 4
 HEADER_GAP = 0.8
 #: A column's header is at most this many words on a line ("Three Months Ended March 31,").
 HEADER_WORDS = 6
+#: A line's middle within this share of the table's width of another middle is centred on it.
+CENTRE_SLACK = 0.01
 #: Positions closer than this (points) are the same indentation.
 INDENT_SLACK = 3.0
 
@@ -121,11 +126,18 @@ def _figure_columns(body: list[Row], columns: list[tuple[float, float]]) -> list
     return kept
 
 
-def _column_of(segment: Segment, columns: list[tuple[float, float]]) -> tuple[int, int]:
-    """The first and last value column a segment stands over (the nearest one when it overlaps none)."""
+def _column_of(
+    segment: Segment, columns: list[tuple[float, float]], *, header: bool = False
+) -> tuple[int, int]:
+    """The first and last value column a segment stands over (the nearest one when it overlaps none; in
+    a header row, both columns when it stands in the gap between two: "Total" centred over a pair)."""
     over = [index for index, (x0, x1) in enumerate(columns) if segment.x0 < x1 and segment.x1 > x0]
     if over:
         return over[0], over[-1]
+    if header:
+        for index in range(len(columns) - 1):
+            if columns[index][1] <= segment.x0 and segment.x1 <= columns[index + 1][0]:
+                return index, index + 1
     middle = (segment.x0 + segment.x1) / 2
     nearest = min(
         range(len(columns)), key=lambda index: abs((columns[index][0] + columns[index][1]) / 2 - middle)
@@ -187,12 +199,41 @@ def _regions(rows: list[Row]) -> list[list[Row]]:
     return [region for region in regions if sum(1 for row in region if _body(row)) >= MIN_BODY_ROWS]
 
 
+def _title(segment: Segment, left_edge: float, columns: list[tuple[float, float]]) -> bool:
+    """A line centred over the whole table (its labels and columns) and over no run of its columns: a
+    title or a unit line ("[In thousands]"), not a header spanning columns."""
+    slack = CENTRE_SLACK * (columns[-1][1] - left_edge)
+    middle = (segment.x0 + segment.x1) / 2
+    if abs(middle - (left_edge + columns[-1][1]) / 2) > slack:
+        return False
+    return not any(
+        abs(middle - (columns[first][0] + columns[last][1]) / 2) <= slack
+        for first in range(len(columns))
+        for last in range(first, len(columns))
+        if columns[first][0] > left_edge + INDENT_SLACK or last < len(columns) - 1
+    )
+
+
+def _runs_on(above: Row, row: Row) -> bool:
+    """Whether ``row`` is the next line of a line of running text in ``above`` (a caption's or a
+    paragraph's): one piece of text, starting where that text does, a line pitch below it."""
+    return (
+        len(row.segments) == 1
+        and row.y0 - above.y1 <= HEADER_GAP * above.height
+        and any(
+            len(segment.text.split()) > HEADER_WORDS and abs(segment.x0 - row.x0) <= INDENT_SLACK
+            for segment in above.segments
+        )
+    )
+
+
 def _header_above(
     rows: list[Row],
     top: int,
     columns: list[tuple[float, float]],
     label_right: float,
     figure_columns: list[tuple[float, float]],
+    left_edge: float,
     *,
     over_years: bool = False,
 ) -> tuple[int, int]:
@@ -209,6 +250,16 @@ def _header_above(
         row = rows[index]
         if below.y0 - row.y1 > MAX_GAP * max(row.height, below.height) or count >= MAX_HEADER_ROWS:
             break
+        if (
+            not (over_years and below is rows[top])
+            and len(row.segments) == 1
+            and _title(row.segments[0], left_edge, columns)
+        ):
+            # Centred over the whole table and over no run of its columns: "[In thousands]" (a line right
+            # over a row of years heads them wherever it stands).
+            break
+        if index and _runs_on(rows[index - 1], row):
+            break  # the last line of a caption or a paragraph over the table
         over = [segment for segment in row.segments if segment.x1 > columns[0][0] - 2]
         left = [segment for segment in row.segments if segment.x1 <= columns[0][0] - 2]
         # Text over the columns, clear of the labels' place (a paragraph's line starts where labels do).
@@ -240,7 +291,9 @@ def _header_above(
             break
         if any(len(segment.text.split()) > HEADER_WORDS for segment in over):
             break  # a title or a sentence over the columns, not a column's header
-        if not any(segment.x0 < x1 and segment.x1 > x0 for segment in over for x0, x1 in figure_columns):
+        if not figure_columns or not any(
+            segment.x0 < figure_columns[-1][1] and segment.x1 > figure_columns[0][0] for segment in over
+        ):
             break  # a title over a column of text ("TABLE OF CONTENTS"): headers head figures
         if count == 0:
             labels = lead
@@ -267,8 +320,9 @@ def aligned_tables(rows: list[Row]) -> list[PageTable]:
             [columns[0][0], *(row.segments[0].x1 for row in region if not row.segments[0].figure)]
         )
         top = rows.index(region[0])
+        left_edge = min(row.x0 for row in region)
         above, sections = _header_above(
-            rows, top, columns, label_right, _figure_columns(body, columns), over_years=head > 0
+            rows, top, columns, label_right, _figure_columns(body, columns), left_edge, over_years=head > 0
         )
         if head:
             above, sections = above + sections, 0  # above a row of years, every row taken is the header's
@@ -294,7 +348,7 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
             if position == 0 and not segment.figure and segment.x1 <= columns[0][0] + 1:
                 placed.setdefault(0, []).append(segment)
                 continue
-            first, last = _column_of(segment, columns)
+            first, last = _column_of(segment, columns, header=number < header_count)
             if number < header_count and last > first:
                 row_spans.append((first + 1, last + 1, segment.text))
             placed.setdefault(first + 1, []).append(segment)
@@ -374,6 +428,26 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
     label_x = [label_x[number] for number in order]
     spans = [spans[number] for number in order]
     header_count = sum(1 for number in order if number < header_count)
+    # Header rows that are the lines of one row's cells ("Asian/" over "Pacific" over "Islander"): a row
+    # of two cells or more side by side, none spanning, each with a cell under it, is one row with the
+    # row below. Labels of groups of columns ("Total", "Public", "Private" each over three) stand apart,
+    # and so does a lone line over one column ("Year ended December 31," over the years).
+    number = 0
+    while number < header_count - 1:
+        upper, lower = cells[number], cells[number + 1]
+        filled = [column for column, text in enumerate(upper) if text]
+        if (
+            not spans[number]
+            and len(filled) > 1
+            and filled == list(range(filled[0], filled[-1] + 1))
+            and all(lower[column] for column in filled)
+        ):
+            cells[number + 1] = [f"{top} {bottom}".strip() for top, bottom in zip(upper, lower, strict=True)]
+            for items in (cells, label_x, spans):
+                del items[number]
+            header_count -= 1
+        else:
+            number += 1
     # Each column's header, read down the header rows; a spanning one over every column it spans.
     header = [""] * width
     for number in range(header_count):
