@@ -543,3 +543,31 @@ def test_labels_of_groups_of_columns_stay_a_header_row_of_their_own():
     assert "Total" in table.rows[0] and "Boys" in table.rows[1]
     # Each group's label heads both columns under it.
     assert table.header[-4:] == ["Total All", "Total Boys", "Public All", "Public Boys"]
+
+
+def test_header_cells_of_several_lines_right_aligned_over_narrow_columns_are_one_header_row():
+    """Column headers printed single-spaced on one to three lines, bottom-aligned and right-aligned over
+    columns of narrow figures (so their middles stand left of the figures): one header row, each cell's
+    lines joined; the figures under them are the body."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    headers = {230: ["Percentage of", "desired", "coverage"], 320: ["Exclusion", "rate"], 410: ["Response"]}
+    for right, lines in headers.items():
+        for number, line in enumerate(reversed(lines)):
+            put(page, right, 130 - 10 * number, line, right=True)
+    put(page, 72, 130, "Education system")
+    body = [("Australia", "100", "4", "95"), ("Austria", "100", "5", "98"), ("Azerbaijan", "92", "7", "100")]
+    for number, row in enumerate(body):
+        put(page, 72, 144 + 12 * number, row[0])
+        for text, right in zip(row[1:], headers, strict=True):
+            put(page, right, 144 + 12 * number, text, right=True)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.header_rows == 1
+    assert table.header == [
+        "Education system",
+        "Percentage of desired coverage",
+        "Exclusion rate",
+        "Response",
+    ]
+    assert table.body == [list(row) for row in body]

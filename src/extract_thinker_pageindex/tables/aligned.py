@@ -18,7 +18,8 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
   over the whole table and no run of its columns ("[In thousands]"), a caption's next line, or a line
   standing a blank line apart, is none; a lone short label over one column right above the body
   ("Males") is a group's label. Header rows that are the lines of one row's cells (side by side, none
-  spanning, each over a cell of the row below) are one row.
+  spanning, each over a cell of the row below; or single-spaced, each over a cell of words) are one
+  row.
 - A label printed on two lines is one label: its first line full (the second's first word would not fit
   after it in the label column), not ending with a colon, and the second starting in lower case or
   indented under it alone; the figures stand on either line. Each label's indentation gives its level.
@@ -41,9 +42,11 @@ MIN_BODY_ROWS = 2
 #: The share of body rows that may print across the gap between two columns without joining them.
 BRIDGE_SHARE = 0.15
 #: The most header rows above a table's body.
-MAX_HEADER_ROWS = 4
+MAX_HEADER_ROWS = 6
 #: The most a header row stands apart from the header row under it, in line heights (no blank line).
 HEADER_GAP = 0.8
+#: Lines of one cell stand at most this many line heights apart (single spacing).
+LINE_GAP = 0.35
 #: A column's header is at most this many words on a line ("Three Months Ended March 31,").
 HEADER_WORDS = 6
 #: A line's middle within this share of the table's width of another middle is centred on it.
@@ -283,7 +286,10 @@ def _header_above(
             continue
         if not over or len(left) > 1 or any(segment.x0 < label_right - 1 for segment in over):
             break
-        if any((segment.x0 + segment.x1) / 2 < columns[0][0] for segment in over):
+        if any(
+            (segment.x0 + segment.x1) / 2 < columns[0][0] and abs(segment.x1 - columns[0][1]) > INDENT_SLACK
+            for segment in over
+        ):
             break  # centred left of the columns: a title over the page ("Company and Subsidiaries")
         if count and below.y0 - row.y1 > HEADER_GAP * max(row.height, below.height):
             break  # header lines stand close; a title or a company's name stands apart above them
@@ -428,10 +434,14 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
     label_x = [label_x[number] for number in order]
     spans = [spans[number] for number in order]
     header_count = sum(1 for number in order if number < header_count)
-    # Header rows that are the lines of one row's cells ("Asian/" over "Pacific" over "Islander"): a row
-    # of two cells or more side by side, none spanning, each with a cell under it, is one row with the
-    # row below. Labels of groups of columns ("Total", "Public", "Private" each over three) stand apart,
-    # and so does a lone line over one column ("Year ended December 31," over the years).
+    # Header rows that are the lines of one row's cells are one row with the row below: a row of two
+    # cells or more side by side, none spanning, each with a cell under it ("Asian/" over "Pacific"), or
+    # a row set single-spaced over cells of words. Labels of groups of columns ("Total", "Public",
+    # "Private" each over three) stand apart, and so does a lone line over a row of years ("Year ended
+    # December 31,"). Header rows are never joined above, so they are still ``rows``' first ones.
+    tight = [
+        rows[index + 1].y0 - rows[index].y1 <= LINE_GAP * rows[index].height for index in range(header_count)
+    ]
     number = 0
     while number < header_count - 1:
         upper, lower = cells[number], cells[number + 1]
@@ -441,9 +451,13 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
             and len(filled) > 1
             and filled == list(range(filled[0], filled[-1] + 1))
             and all(lower[column] for column in filled)
+        ) or (
+            not spans[number]
+            and tight[number]
+            and all(lower[column] and not is_figure(lower[column]) for column in filled)
         ):
             cells[number + 1] = [f"{top} {bottom}".strip() for top, bottom in zip(upper, lower, strict=True)]
-            for items in (cells, label_x, spans):
+            for items in (cells, label_x, spans, tight):
                 del items[number]
             header_count -= 1
         else:
