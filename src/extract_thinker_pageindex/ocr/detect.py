@@ -24,7 +24,7 @@ SCAN_COVER = 0.9
 
 
 def visible_chars(text: str) -> int:
-    return sum(1 for char in text if not char.isspace())
+    return sum(map(len, text.split()))  # split() parts at str.isspace() characters, at C speed
 
 
 def has_words(text: str) -> bool:

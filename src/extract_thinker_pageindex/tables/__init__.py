@@ -43,9 +43,7 @@ def find_page_tables(
             else too (called only when the page may hold a table).
     """
     words: list[Word] = [
-        (float(x0), float(y0), float(x1), float(y1), text)
-        for x0, y0, x1, y1, text, *_ in page.get_text("words", textpage=textpage)
-        if text.strip()
+        word[:5] for word in page.get_text("words", textpage=textpage) if not word[4].isspace()
     ]
     rows = page_rows(words)
     if sum(1 for row in rows if len(row.segments) > 1) < 2:
