@@ -571,3 +571,38 @@ def test_header_cells_of_several_lines_right_aligned_over_narrow_columns_are_one
         "Response",
     ]
     assert table.body == [list(row) for row in body]
+
+
+def test_a_long_label_header_is_no_caption_and_a_lower_case_line_runs_on_however_short():
+    """A header row whose label cell is long ("Scheduled Maturity (Dollars in millions)", seven words)
+    over a section label is no paragraph the section label continues; "Total designated cash" over "flow
+    hedges" is one label though its first line is not full (the next line starts in lower case)."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    put(page, 72, 100, "Scheduled Maturity (Dollars and Yen in millions)")
+    put(page, 330, 100, "Principal", right=True)
+    put(page, 420, 100, "2018", right=True)
+    put(page, 500, 100, "2017", right=True)
+    rows = [
+        (72, "Corporate Bond Payables:", ()),
+        (80, "May 1, 2023", ("$ 500", "$ 498", "$ 497")),
+        (80, "November 1, 2026", ("$ 1,000", "994", "993")),
+        (72, "Total designated cash", ()),
+        (72, "flow hedges", ("1,500", "1,492", "1,490")),
+        (72, "Total long-term debt and other obligations", ("1,500", "1,492", "1,490")),
+    ]
+    for number, (x, label, figures) in enumerate(rows):
+        y = 114 + 12 * number
+        put(page, x, y, label)
+        for text, right in zip(figures, (330, 420, 500), strict=False):
+            put(page, right, y, text, right=True)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.header == ["Scheduled Maturity (Dollars and Yen in millions)", "Principal", "2018", "2017"]
+    assert [row[0] for row in table.body] == [
+        "Corporate Bond Payables:",
+        "May 1, 2023",
+        "November 1, 2026",
+        "Total designated cash flow hedges",
+        "Total long-term debt and other obligations",
+    ]

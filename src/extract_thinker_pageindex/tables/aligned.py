@@ -20,9 +20,10 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
   ("Males") is a group's label. Header rows that are the lines of one row's cells (side by side, none
   spanning, each over a cell of the row below; or single-spaced, each over a cell of words) are one
   row.
-- A label printed on two lines is one label: its first line full (the second's first word would not fit
-  after it in the label column), not ending with a colon, and the second starting in lower case or
-  indented under it alone; the figures stand on either line. Each label's indentation gives its level.
+- A label printed on two lines is one label: its first line not ending with a colon, and the second
+  starting in lower case, or the first full (the second's first word would not fit after it in the label
+  column) and the second indented under it alone; the figures stand on either line. Each label's
+  indentation gives its level.
 """
 
 from __future__ import annotations
@@ -133,13 +134,20 @@ def _column_of(
     segment: Segment, columns: list[tuple[float, float]], *, header: bool = False
 ) -> tuple[int, int]:
     """The first and last value column a segment stands over (the nearest one when it overlaps none; in
-    a header row, both columns when it stands in the gap between two: "Total" centred over a pair)."""
+    a header row, both columns when its words stand in the gap between two, centred over the pair:
+    "Total" over "All" and "Boys")."""
     over = [index for index, (x0, x1) in enumerate(columns) if segment.x0 < x1 and segment.x1 > x0]
     if over:
         return over[0], over[-1]
-    if header:
+    if header and not segment.figure:
+        middle = (segment.x0 + segment.x1) / 2
         for index in range(len(columns) - 1):
-            if columns[index][1] <= segment.x0 and segment.x1 <= columns[index + 1][0]:
+            left, right = columns[index][0], columns[index + 1][1]
+            if (
+                columns[index][1] <= segment.x0
+                and segment.x1 <= columns[index + 1][0]
+                and abs(middle - (left + right) / 2) <= CENTRE_SLACK * (right - left) + INDENT_SLACK
+            ):
                 return index, index + 1
     middle = (segment.x0 + segment.x1) / 2
     nearest = min(
@@ -219,14 +227,16 @@ def _title(segment: Segment, left_edge: float, columns: list[tuple[float, float]
 
 def _runs_on(above: Row, row: Row) -> bool:
     """Whether ``row`` is the next line of a line of running text in ``above`` (a caption's or a
-    paragraph's): one piece of text, starting where that text does, a line pitch below it."""
+    paragraph's, after a label at most: "Table 2.  Actual and projected ..."): one piece of text,
+    starting where that text does, a line pitch below it. A header row whose label cell is long is no
+    running text: its line holds other cells after it."""
+    last = above.segments[-1]
     return (
         len(row.segments) == 1
+        and len(above.segments) <= 2
+        and len(last.text.split()) > HEADER_WORDS
+        and abs(last.x0 - row.x0) <= INDENT_SLACK
         and row.y0 - above.y1 <= HEADER_GAP * above.height
-        and any(
-            len(segment.text.split()) > HEADER_WORDS and abs(segment.x0 - row.x0) <= INDENT_SLACK
-            for segment in above.segments
-        )
     )
 
 
@@ -383,18 +393,20 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
 
     def runs_on(first: int, second: int) -> bool:
         """Whether row ``second``'s label is the second line of row ``first``'s: one of the two holds
-        figures at most, the first is no section's label ending in a colon, it is full (:func:`wraps`),
-        and the second runs on in lower case, or stands indented under it as a single line (a row under
-        it at its indentation or deeper makes it a section's first row: "Type of institution" over
-        "Public", "Private")."""
+        figures at most, the first is no section's label ending in a colon, and the second runs on in
+        lower case, or the first is full (:func:`wraps`) and the second stands indented under it as a
+        single line (a row under it at its indentation or deeper makes it a section's first row: "Type
+        of institution" over "Public", "Private")."""
         top, bottom = cells[first], cells[second]
         start, first_x = label_x[second], label_x[first]
         if not top[0] or not bottom[0] or top[0].endswith(":") or (any(top[1:]) and any(bottom[1:])):
             return False
-        if start is None or first_x is None or not wraps(first, second):
+        if start is None or first_x is None:
             return False
         if bottom[0][:1].islower():
-            return True
+            return True  # a phrase running on ("Total designated cash" over "flow hedges")
+        if not wraps(first, second):
+            return False
         after = [x for x in label_x[second + 1 :] if x is not None]
         return start > first_x + 1 and (not after or after[0] < start - INDENT_SLACK)
 
@@ -411,8 +423,14 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
             and any(cells[before][1:])
             and not cells[before][0].endswith(":")
             and all(not text or line[column] for column, text in enumerate(cells[before]) if column)
-            # A cell's second line is words: a figure under a text cell ("Actual" over "1996") is a row.
-            and not any(is_figure(line[index]) for index, text in enumerate(cells[before]) if index and text)
+            # A cell's second line is words, or a year under a header ("December 31," over "2021"): a
+            # figure under a text cell in a row of values ("Actual" over "1996  3,051") makes two rows.
+            and (
+                all(is_year(cell) for cell in line[1:] if cell)
+                or not any(
+                    is_figure(line[index]) for index, text in enumerate(cells[before]) if index and text
+                )
+            )
         ):
             # A row of text cells whose next line carries the figures ("Market for ... Purchases of" over
             # "Equity Securities  33"): one row, each cell's lines joined.
@@ -454,7 +472,10 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
         ) or (
             not spans[number]
             and tight[number]
-            and all(lower[column] and not is_figure(lower[column]) for column in filled)
+            and all(
+                lower[column] and not is_figure(lower[column]) and not is_figure(upper[column])
+                for column in filled
+            )
         ):
             cells[number + 1] = [f"{top} {bottom}".strip() for top, bottom in zip(upper, lower, strict=True)]
             for items in (cells, label_x, spans, tight):
@@ -467,7 +488,7 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
     for number in range(header_count):
         spanned = {column: text for first, last, text in spans[number] for column in range(first, last + 1)}
         for column in range(width):
-            text = spanned.get(column) or cells[number][column]
+            text = cells[number][column] or spanned.get(column)
             if text:
                 header[column] = f"{header[column]} {text}".strip()
     levels = _levels(label_x, header_count)
