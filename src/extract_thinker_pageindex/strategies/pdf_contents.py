@@ -81,8 +81,9 @@ def contents_entries(page: PageLines) -> list[ContentsEntry]:
     entries: list[ContentsEntry] = []
     paired: set[int] = set()
     alone = [position for position, line in enumerate(lines) if _ALONE.match(line.text)]
+    numbers_alone = set(alone)
     for position, line in enumerate(lines):
-        if position in paired or _ALONE.match(line.text):
+        if position in paired or position in numbers_alone:
             continue
         match = _TRAILING.match(line.text)
         leaders = bool(_LEADERS.search(line.text))

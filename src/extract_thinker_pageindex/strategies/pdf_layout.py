@@ -6,6 +6,7 @@ This module knows PyMuPDF; the heading, header/footer and list logic in ``pdf_te
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections import Counter
@@ -58,6 +59,12 @@ class PageLines:
         return sum(line.chars for line in self.lines)
 
 
+@functools.lru_cache(maxsize=512)
+def _font_style(font: str) -> tuple[bool, bool]:
+    """Whether a font's name says bold, and italic (a document uses a few fonts: read each once)."""
+    return _BOLD_FONT.search(font) is not None, _ITALIC_FONT.search(font) is not None
+
+
 def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
     text = "".join(span["text"] for span in spans)
     clean = " ".join(text.split())
@@ -78,8 +85,8 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
         size = round(span["size"] * 2) / 2
         weights[size] = weights.get(size, 0) + visible
         flags = span["flags"]
-        bold = bold and bool(flags & 16 or _BOLD_FONT.search(span["font"]))
-        italic = italic and bool(flags & 2 or _ITALIC_FONT.search(span["font"]))
+        bold = bold and bool(flags & 16 or _font_style(span["font"])[0])
+        italic = italic and bool(flags & 2 or _font_style(span["font"])[1])
         bx0, by0, bx1, by1 = span["bbox"]
         x0, y0, x1, y1 = min(x0, bx0), min(y0, by0), max(x1, bx1), max(y1, by1)
     size = max(weights, key=lambda item: weights[item])
@@ -91,6 +98,8 @@ _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 
 def _right_to_left(text: str) -> bool:
     """Whether most letters of ``text`` are of a right-to-left script (Hebrew, Arabic, Syriac, Thaana...)."""
+    if _RTL.search(text) is None:
+        return False  # the common case, found at C speed
     letters = sum(char.isalpha() for char in text)
     return letters > 0 and len(_RTL.findall(text)) > letters / 2
 

@@ -170,8 +170,10 @@ def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
     """Whether a line may be (part of) a heading; a ``continuation`` line of a wrapped title may start in
     lower case ("Implement roles and separation" / "of duties")."""
     text = line.text
+    if len(text) > 150 or len(text.split()) > 18:
+        return False  # checked first: most lines of a page are running text
     letters = sum(char.isalpha() for char in text)
-    if letters < 2 or len(text) > 150 or len(text.split()) > 18:
+    if letters < 2:
         return False
     if letters < 0.5 * len(text.replace(" ", "")):
         return False  # mostly figures: a statement line

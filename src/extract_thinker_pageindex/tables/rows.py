@@ -17,6 +17,8 @@ Word = tuple[float, float, float, float, str]
 
 #: A gap wider than this many times the row's text height parts two segments (a space is about a third).
 SEGMENT_GAP = 1.0
+#: A figure is printed in at most this many words ("$", "1 649 692" in three groups, a mark).
+FIGURE_WORDS = 6
 #: A segment of this many words or more is a line of running text, not a cell.
 PROSE_WORDS = 7
 #: Rows with running text on each side of the page's middle, at least this many, make a two-column page.
@@ -70,10 +72,14 @@ class Segment:
 
     @property
     def figure(self) -> bool:
-        """A figure, with or without a footnote mark after it."""
+        """A figure, with or without a footnote mark after it (a figure is a few words at most: a sign,
+        the digits in groups, a mark)."""
         if self._figure is None:
-            words = [word[4] for word in self.words if FOOTNOTE.match(word[4]) is None] or [self.words[0][4]]
-            self._figure = is_figure(" ".join(words))
+            if len(self.words) > FIGURE_WORDS:
+                self._figure = False
+            else:
+                kept = [word[4] for word in self.words if FOOTNOTE.match(word[4]) is None]
+                self._figure = is_figure(" ".join(kept or [self.words[0][4]]))
         return self._figure
 
     def __repr__(self) -> str:
