@@ -770,6 +770,28 @@ def test_ruled_grid_becomes_a_table_node(table_pdf: Path) -> None:
     assert contents(document, ParagraphNode) == [TABLE_INTRO, TABLE_OUTRO]
 
 
+def test_columns_aligned_with_space_characters_still_make_a_table(tmp_path: Path) -> None:
+    """A statement whose columns are set with runs of spaces in one text run (no gap between runs for the
+    layout to see) is still looked at for a table, and read as one."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    page.insert_text((72, 80), "Results of operations", fontname="helv", fontsize=11)
+    rows = [
+        ("Net revenue", "1,200", "1,100"),
+        ("Cost of sales", "(400)", "(380)"),
+        ("Gross profit", "800", "720"),
+    ]
+    for number, (label, first, second) in enumerate(rows):
+        line = f"{label:<24}{first:>12}{second:>12}"
+        page.insert_text((72, 110 + 14 * number), line, fontname="cour", fontsize=9)
+    path = tmp_path / "spaced.pdf"
+    document.save(path)
+
+    built = build_index(path)
+    (table,) = [node for node in built.pages[0].nodes if isinstance(node, TableNode)]
+    assert markdown_rows(table.content)[-3:] == [list(row) for row in rows]
+
+
 def test_tables_off_makes_no_table_node(table_pdf: Path) -> None:
     document = build_index(table_pdf, tables=False)
 

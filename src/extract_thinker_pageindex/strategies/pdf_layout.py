@@ -38,6 +38,7 @@ class Line:
     pieces: int = 1  # how many side-by-side pieces were joined into this line (cells, or "ITEM 1." + title)
     lead: str = ""  # the text of the first piece (in reading order: the rightmost one in right-to-left text)
     underlined: bool = False  # a drawn rule runs under the text (and not much beyond it)
+    spaced: bool = False  # the text layer holds a run of spaces (columns aligned with space characters)
 
     @property
     def caps(self) -> bool:
@@ -90,7 +91,9 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
         bx0, by0, bx1, by1 = span["bbox"]
         x0, y0, x1, y1 = min(x0, bx0), min(y0, by0), max(x1, bx1), max(y1, by1)
     size = max(weights, key=lambda item: weights[item])
-    return Line(clean, (x0, y0, x1, y1), size, bold, italic, block, sum(weights.values()), max_gap, 1, clean)
+    spaced = "  " in text.strip()
+    chars = sum(weights.values())
+    return Line(clean, (x0, y0, x1, y1), size, bold, italic, block, chars, max_gap, 1, clean, spaced=spaced)
 
 
 _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
@@ -134,6 +137,7 @@ def _join_side_by_side(first: Line, second: Line) -> Line:
         pieces=left.pieces + right.pieces,
         lead=ordered[0].lead,
         underlined=left.underlined and right.underlined,
+        spaced=left.spaced or right.spaced,
     )
 
 

@@ -282,6 +282,27 @@ def _heading_level(level: int) -> Any:
 # -- tables and images --------------------------------------------------------------------------------
 
 
+def _may_hold_table(page: PageLines) -> bool:
+    """Whether the page has two rows of side-by-side text, read from its lines alone: a row is the lines
+    whose middles share a band, and it is side by side when it holds two pieces (lines beside each other,
+    a gap wider than the text's size between two runs of a line, or a run of spaces). The table finder
+    needs as much (two rows of segments apart) and reads the page's words for it; a page of running text
+    is passed over without reading them. Checked on every page of the eval sets: no table is lost."""
+    rows = pieces = 0
+    bottom = float("-inf")
+    for line in sorted(page.lines, key=lambda line: line.bbox[1] + line.bbox[3]):
+        count = line.pieces + (line.spaced or line.max_gap > line.size)
+        if (line.bbox[1] + line.bbox[3]) / 2 <= bottom:
+            pieces += count
+            bottom = max(bottom, line.bbox[3])
+        else:
+            rows += pieces >= 2
+            bottom, pieces = line.bbox[3], count
+            if rows >= 2:
+                return True
+    return rows + (pieces >= 2) >= 2
+
+
 def _page_tables(
     pdf_page: Any, page: PageLines, extras: PageExtras, textpage: Any, drawings: Callable[[], Any]
 ) -> None:
@@ -477,7 +498,7 @@ def parse_pdf_text(
             if scanned:
                 want_ocr.append(len(read) - 1)
             page_extras = PageExtras()
-            if tables and page.text_chars and not scanned:
+            if tables and page.text_chars and not scanned and _may_hold_table(page):
                 _page_tables(pdf_page, page, page_extras, textpage, drawings)
             extras.append(page_extras)
             image_places.append(_page_images(pdf_page, page, name) if images else [])
