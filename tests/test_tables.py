@@ -606,3 +606,31 @@ def test_a_long_label_header_is_no_caption_and_a_lower_case_line_runs_on_however
         "Total designated cash flow hedges",
         "Total long-term debt and other obligations",
     ]
+
+
+def test_one_long_rule_touching_a_grid_adds_no_row_or_column():
+    """A column divider running down the page along a grid's right edge, and a rule across the page on its
+    top edge: one rule past the grid's outer rule opens no side, so the text above, below and beside the
+    table stays out of it."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    xs, ys = [150, 250, 330, 410], [300, 320, 340]
+    shape = page.new_shape()
+    shape.draw_line((410, 60), (410, 780))  # the divider, the grid's right rule
+    shape.draw_line((40, 300), (560, 300))  # across the page, the grid's top rule
+    for x in xs[:-1]:
+        shape.draw_line((x, ys[0]), (x, ys[-1]))
+    for y in ys[1:]:
+        shape.draw_line((xs[0], y), (xs[-1], y))
+    shape.finish(color=(0, 0, 0), width=0.6)
+    shape.commit()
+    put(page, 60, 200, "Body text of the left column above the table.")
+    put(page, 60, 500, "A later paragraph under the table.")
+    put(page, 420, 313, "Side note")
+    for y, row in ((313, ["Name", "Q1", "Q2"]), (333, ["Alpha", "12", "34"])):
+        for text, x in zip(row, xs, strict=False):
+            put(page, x + 4, y, text)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.ruling == "grid"
+    assert table.rows == [["Name", "Q1", "Q2"], ["Alpha", "12", "34"]]

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..tables.grid import Grid, Rule, group_rules, merge_positions
+from ..tables.grid import Grid, Rule, close_open_sides, group_rules, merge_positions
 
 __all__ = ["erase_rules", "find_grids", "grid_on_page"]
 
@@ -134,4 +134,5 @@ def grid_on_page(grid: Grid, matrix: Any) -> Grid:
     )
     rows = merge_positions([rule.at for rule in mapped if rule.horizontal], MEET_POINTS)
     columns = merge_positions([rule.at for rule in mapped if not rule.horizontal], MEET_POINTS)
+    rows, columns = close_open_sides(rows, columns, mapped, MEET_POINTS)
     return Grid(box, rows, columns, mapped)

@@ -287,10 +287,14 @@ def _may_hold_table(page: PageLines) -> bool:
     whose middles share a band, and it is side by side when it holds two pieces (lines beside each other,
     a gap wider than the text's size between two runs of a line, or a run of spaces). The table finder
     needs as much (two rows of segments apart) and reads the page's words for it; a page of running text
-    is passed over without reading them. Checked on every page of the eval sets: no table is lost."""
+    is passed over without reading them (on every page of the eval sets, no table is lost). A line much
+    taller than its type (a brace or a tall glyph joined beside it) may hide two rows in one band: then
+    the words are read."""
     rows = pieces = 0
     bottom = float("-inf")
     for line in sorted(page.lines, key=lambda line: line.bbox[1] + line.bbox[3]):
+        if line.bbox[3] - line.bbox[1] > 2.5 * line.size:
+            return True
         count = line.pieces + (line.spaced or line.max_gap > line.size)
         if (line.bbox[1] + line.bbox[3]) / 2 <= bottom:
             pieces += count

@@ -42,7 +42,8 @@ MAX_GAP = 2.5
 MIN_BODY_ROWS = 2
 #: The share of body rows that may print across the gap between two columns without joining them.
 BRIDGE_SHARE = 0.15
-#: The most header rows above a table's body.
+#: The most header rows above a table's body (column headers set on up to five staggered lines, and a
+#: group's label over them).
 MAX_HEADER_ROWS = 6
 #: The most a header row stands apart from the header row under it, in line heights (no blank line).
 HEADER_GAP = 0.8
@@ -310,7 +311,9 @@ def _header_above(
         if not figure_columns or not any(
             segment.x0 < figure_columns[-1][1] and segment.x1 > figure_columns[0][0] for segment in over
         ):
-            break  # a title over a column of text ("TABLE OF CONTENTS"): headers head figures
+            # A title over a column of text ("TABLE OF CONTENTS"): headers stand over the figure columns
+            # (over one, or in a gap between two, as a group's label over a pair does).
+            break
         if count == 0:
             labels = lead
         count += 1
@@ -378,9 +381,9 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
             label_ends.append(None)
     if not any(cell for row in cells[header_count:] for cell in row[1:]):
         return None
-    # A label printed on two lines: the first line alone, not a section's label ending in a colon, full
-    # (the next line's first word would not fit after it: see _wraps), and the next line indented under
-    # it or running on in lower case.
+    # A label printed on two lines (see runs_on): the first not a section's label ending in a colon, and
+    # the second running on in lower case, or the first full (see wraps) and the second indented under
+    # it; the figures on either line.
     label_limit = max((end[0] for end in label_ends[header_count:] if end is not None), default=0.0)
     space = 0.3 * min((row.height for row in rows), default=0.0)
 
@@ -437,6 +440,7 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
             joined = zip(cells[before], line, strict=True)
             cells[number] = [f"{top} {bottom}".strip() for top, bottom in joined]
             label_x[number] = label_x[before]
+            label_ends[number] = label_ends[before]
             order.pop()
         elif number > header_count and before >= header_count and runs_on(before, number):
             if any(cells[before][1:]):

@@ -3,8 +3,8 @@
 
 Rules that cross or touch form a grid; a grid of at least two horizontal and three vertical rules is a
 table, its rows and columns the spaces between them (and the space beyond the outermost rule down to where
-the rules across end, for a table drawn without its outer borders). A frame of one column (round the page,
-a text box, a boxed list) is not, and neither is a lone rule (an underline) or a shaded bar.
+two rules across or more end, for a table drawn without its outer borders). A frame of one column (round
+the page, a text box, a boxed list) is not, and neither is a lone rule (an underline) or a shaded bar.
 """
 
 from __future__ import annotations
@@ -12,7 +12,16 @@ from __future__ import annotations
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-__all__ = ["LINE_POINTS", "Grid", "Rule", "cell_rows", "group_rules", "markdown_table", "merge_positions"]
+__all__ = [
+    "LINE_POINTS",
+    "Grid",
+    "Rule",
+    "cell_rows",
+    "close_open_sides",
+    "group_rules",
+    "markdown_table",
+    "merge_positions",
+]
 
 #: Words of one cell whose tops are this close (in points) are on one line.
 LINE_POINTS = 3.0
@@ -40,8 +49,8 @@ class Grid:
     """A ruled table: its box, and the positions of its row and column rules, in order."""
 
     box: tuple[float, float, float, float]
-    rows: list[float] = field(default_factory=list)  # y of each horizontal rule
-    columns: list[float] = field(default_factory=list)  # x of each vertical rule
+    rows: list[float] = field(default_factory=list)  # y of each row's edge (a rule, or an open side's end)
+    columns: list[float] = field(default_factory=list)  # x of each column's edge (likewise)
     rules: list[Rule] = field(default_factory=list)
 
 
@@ -95,13 +104,35 @@ def group_rules(across: list[Rule], down: list[Rule], slack: float) -> list[Grid
         x1 = max(max(rule.end for rule in members if rule.horizontal), columns[-1])
         y0 = min(min(rule.start for rule in members if not rule.horizontal), rows[0])
         y1 = max(max(rule.end for rule in members if not rule.horizontal), rows[-1])
-        # Rules across that run past the outermost rule down close a column open on that side (a table
-        # drawn without its outer borders), and rules down past the outermost rule across close a row.
-        columns = [x0] * (x0 < columns[0] - slack) + columns + [x1] * (x1 > columns[-1] + slack)
-        rows = [y0] * (y0 < rows[0] - slack) + rows + [y1] * (y1 > rows[-1] + slack)
+        rows, columns = close_open_sides(rows, columns, members, slack)
         grids.append(Grid((float(x0), float(y0), float(x1), float(y1)), rows, columns, members))
     grids.sort(key=lambda grid: (grid.box[1], grid.box[0]))
     return grids
+
+
+def close_open_sides(
+    rows: list[float], columns: list[float], rules: list[Rule], slack: float
+) -> tuple[list[float], list[float]]:
+    """A grid's row and column positions with the sides its outer rules leave open closed: where two
+    rules across or more run past the outermost rule down, a column stands there out to where the
+    farthest ends (a table drawn without its outer borders), and likewise a row where two rules down or
+    more run past the outermost rule across. One long rule (a column divider, a rule across the page)
+    touching a table adds nothing."""
+    across = [rule for rule in rules if rule.horizontal]
+    down = [rule for rule in rules if not rule.horizontal]
+
+    def beyond(ends: list[float], low: bool) -> float | None:
+        if len(ends) < 2:
+            return None  # one rule past the side (a divider, a rule across the page) opens nothing
+        return min(ends) if low else max(ends)
+
+    left = beyond([rule.start for rule in across if rule.start < columns[0] - slack], True)
+    right = beyond([rule.end for rule in across if rule.end > columns[-1] + slack], False)
+    top = beyond([rule.start for rule in down if rule.start < rows[0] - slack], True)
+    bottom = beyond([rule.end for rule in down if rule.end > rows[-1] + slack], False)
+    columns = [*([left] if left is not None else []), *columns, *([right] if right is not None else [])]
+    rows = [*([top] if top is not None else []), *rows, *([bottom] if bottom is not None else [])]
+    return rows, columns
 
 
 def cell_rows(

@@ -17,8 +17,6 @@ Word = tuple[float, float, float, float, str]
 
 #: A gap wider than this many times the row's text height parts two segments (a space is about a third).
 SEGMENT_GAP = 1.0
-#: A figure is printed in at most this many words ("$", "1 649 692" in three groups, a mark).
-FIGURE_WORDS = 6
 #: A segment of this many words or more is a line of running text, not a cell.
 PROSE_WORDS = 7
 #: Rows with running text on each side of the page's middle, at least this many, make a two-column page.
@@ -35,6 +33,8 @@ _FIGURE = re.compile(
     re.IGNORECASE | re.VERBOSE,
 )
 _CURRENCIES = frozenset("$€£¥")
+# The characters a figure's text may open with (see _FIGURE).
+_FIGURE_OPENERS = frozenset("0123456789-+−–—‒―$€£¥(*nN")
 _YEAR = re.compile(r"^(19|20)\d\d$")
 # A footnote mark standing alone after a cell's text: (1), (a), *, †, or a superscript digit.
 FOOTNOTE = re.compile(r"^(\(\w{1,2}\)|\*{1,3}|[†‡§]+|[¹²³⁴⁵⁶⁷⁸⁹⁰]+)$")
@@ -72,14 +72,12 @@ class Segment:
 
     @property
     def figure(self) -> bool:
-        """A figure, with or without a footnote mark after it (a figure is a few words at most: a sign,
-        the digits in groups, a mark)."""
+        """A figure, with or without a footnote mark after it."""
         if self._figure is None:
-            if len(self.words) > FIGURE_WORDS:
-                self._figure = False
-            else:
-                kept = [word[4] for word in self.words if FOOTNOTE.match(word[4]) is None]
-                self._figure = is_figure(" ".join(kept or [self.words[0][4]]))
+            kept = [word[4] for word in self.words if FOOTNOTE.match(word[4]) is None] or [self.words[0][4]]
+            # A figure opens with a digit, a sign, a currency, a parenthesis, a dash, "n/a" or "nm", or an
+            # asterisk: any other first character settles it without the pattern (running text).
+            self._figure = kept[0][:1] in _FIGURE_OPENERS and is_figure(" ".join(kept))
         return self._figure
 
     def __repr__(self) -> str:

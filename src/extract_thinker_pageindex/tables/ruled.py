@@ -119,7 +119,8 @@ def _spanned(grid: Grid, words: list[Word]) -> set[tuple[int, int]]:
             across = any(word[0] < x < word[2] for word in line)
             near = any(
                 left[2] <= x <= right[0]
-                and right[0] - left[2] <= left[3] - left[1]  # a space apart, not a column's gap
+                # Within a word's height: "$" left of the place and its figure right of it are one cell.
+                and right[0] - left[2] <= left[3] - left[1]
                 and abs(left[1] - right[1]) < 2
                 for left, right in itertools.pairwise(line)
             )
