@@ -19,6 +19,22 @@ def put(page: pymupdf.Page, x: float, y: float, text: str, *, right: bool = Fals
     page.insert_text((x, y), text, fontname="helv", fontsize=size)
 
 
+def draw_rules(page: pymupdf.Page, lines: list[tuple[float, float, float, float]]) -> None:
+    """Draw each ``(x0, y0, x1, y1)`` as a thin black rule."""
+    shape = page.new_shape()
+    for x0, y0, x1, y1 in lines:
+        shape.draw_line((x0, y0), (x1, y1))
+    shape.finish(color=(0, 0, 0), width=0.6)
+    shape.commit()
+
+
+def put_cells(page: pymupdf.Page, xs: list[float], rows: list[tuple[float, list[str]]]) -> None:
+    """Write each row's cells at baseline ``y``, each 4 points right of its column's left rule."""
+    for y, row in rows:
+        for text, x in zip(row, xs, strict=False):
+            put(page, x + 4, y, text)
+
+
 def statement_page() -> pymupdf.Document:
     """A balance sheet as filings print it: no cell rules, figures right-aligned under years, currency
     signs at the columns' left edge, indented totals, a label on two lines, a footnote mark."""
@@ -324,18 +340,11 @@ def test_a_grid_drawn_without_its_outer_borders_keeps_its_first_and_last_columns
     document = pymupdf.open()
     page = document.new_page(width=612, height=792)
     xs, ys = [72, 250, 330, 410, 490], [100, 120, 140, 160]
-    shape = page.new_shape()
-    for x in xs[1:-1]:  # no rule at the table's left and right edges
-        shape.draw_line((x, ys[0]), (x, ys[-1]))
-    for y in ys:
-        shape.draw_line((xs[0], y), (xs[-1], y))
-    shape.finish(color=(0, 0, 0), width=0.6)
-    shape.commit()
+    # No rule down at the table's left and right edges.
+    draw_rules(page, [(x, ys[0], x, ys[-1]) for x in xs[1:-1]] + [(xs[0], y, xs[-1], y) for y in ys])
     cells = [["", "2000", "2002", "2004"], ["Upper secondary", "15 455", "13 951", "12 068"]]
     cells.append(["Polytechnics", "20 527", "20 922", "22 083"])
-    for row, y in zip(cells, ys, strict=False):
-        for text, x in zip(row, xs, strict=False):
-            put(page, x + 4, y + 13, text)
+    put_cells(page, xs, [(y + 13, row) for row, y in zip(cells, ys, strict=False)])
     with document:
         (table,) = find_page_tables(document[0])
     assert table.ruling == "grid"
@@ -455,24 +464,14 @@ def test_a_header_boxed_apart_from_the_body_is_one_table_and_a_cell_spans_where_
     document = pymupdf.open()
     page = document.new_page(width=612, height=792)
     xs = [72, 200, 300, 400]
-    shape = page.new_shape()
-    for y in (100, 115, 130):  # the header's grid
-        shape.draw_line((xs[0], y), (xs[-1], y))
-    for x in (72, 200, 400):
-        shape.draw_line((x, 100), (x, 130))
-    shape.draw_line((300, 115), (300, 130))  # not drawn across the first row
-    for y in (133, 148, 163):  # the body's grid, 3 points under it
-        shape.draw_line((xs[0], y), (xs[-1], y))
-    for x in xs:
-        shape.draw_line((x, 133), (x, 163))
-    shape.finish(color=(0, 0, 0), width=0.6)
-    shape.commit()
+    header = [(xs[0], y, xs[-1], y) for y in (100, 115, 130)] + [(x, 100, x, 130) for x in (72, 200, 400)]
+    header.append((300, 115, 300, 130))  # not drawn across the first row
+    # The body's grid, 3 points under the header's.
+    body = [(xs[0], y, xs[-1], y) for y in (133, 148, 163)] + [(x, 133, x, 163) for x in xs]
+    draw_rules(page, header + body)
     put(page, 270, 111, "Course Year")  # centred over the last two columns, across x = 300
-    for text, x in zip(["Illnesses", "1st year", "2nd year"], xs, strict=False):
-        put(page, x + 4, 126, text)
-    for y, row in ((144, ["Allergy", "23", "55"]), (159, ["Anxiety", "22", "42"])):
-        for text, x in zip(row, xs, strict=False):
-            put(page, x + 4, y, text)
+    put_cells(page, xs, [(126, ["Illnesses", "1st year", "2nd year"])])
+    put_cells(page, xs, [(144, ["Allergy", "23", "55"]), (159, ["Anxiety", "22", "42"])])
     with document:
         (table,) = find_page_tables(document[0])
     assert table.ruling == "grid"
@@ -615,21 +614,14 @@ def test_one_long_rule_touching_a_grid_adds_no_row_or_column():
     document = pymupdf.open()
     page = document.new_page(width=612, height=792)
     xs, ys = [150, 250, 330, 410], [300, 320, 340]
-    shape = page.new_shape()
-    shape.draw_line((410, 60), (410, 780))  # the divider, the grid's right rule
-    shape.draw_line((40, 300), (560, 300))  # across the page, the grid's top rule
-    for x in xs[:-1]:
-        shape.draw_line((x, ys[0]), (x, ys[-1]))
-    for y in ys[1:]:
-        shape.draw_line((xs[0], y), (xs[-1], y))
-    shape.finish(color=(0, 0, 0), width=0.6)
-    shape.commit()
+    long_rules = [(410, 60, 410, 780), (40, 300, 560, 300)]  # the divider (its right rule), its top rule
+    draw_rules(
+        page, long_rules + [(x, ys[0], x, ys[-1]) for x in xs[:-1]] + [(xs[0], y, xs[-1], y) for y in ys[1:]]
+    )
     put(page, 60, 200, "Body text of the left column above the table.")
     put(page, 60, 500, "A later paragraph under the table.")
     put(page, 420, 313, "Side note")
-    for y, row in ((313, ["Name", "Q1", "Q2"]), (333, ["Alpha", "12", "34"])):
-        for text, x in zip(row, xs, strict=False):
-            put(page, x + 4, y, text)
+    put_cells(page, xs, [(313, ["Name", "Q1", "Q2"]), (333, ["Alpha", "12", "34"])])
     with document:
         (table,) = find_page_tables(document[0])
     assert table.ruling == "grid"
