@@ -74,10 +74,14 @@ class Segment:
     def figure(self) -> bool:
         """A figure, with or without a footnote mark after it."""
         if self._figure is None:
-            kept = [word[4] for word in self.words if FOOTNOTE.match(word[4]) is None] or [self.words[0][4]]
             # A figure opens with a digit, a sign, a currency, a parenthesis, a dash, "n/a" or "nm", or an
-            # asterisk: any other first character settles it without the pattern (running text).
-            self._figure = kept[0][:1] in _FIGURE_OPENERS and is_figure(" ".join(kept))
+            # asterisk: the first word that is no footnote mark settles running text without the pattern.
+            opening = next((word[4] for word in self.words if FOOTNOTE.match(word[4]) is None), None)
+            if opening is not None and opening[:1] not in _FIGURE_OPENERS:
+                self._figure = False
+            else:
+                kept = [word[4] for word in self.words if FOOTNOTE.match(word[4]) is None]
+                self._figure = is_figure(" ".join(kept or [self.words[0][4]]))
         return self._figure
 
     def __repr__(self) -> str:
