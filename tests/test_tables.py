@@ -626,3 +626,27 @@ def test_one_long_rule_touching_a_grid_adds_no_row_or_column():
         (table,) = find_page_tables(document[0])
     assert table.ruling == "grid"
     assert table.rows == [["Name", "Q1", "Q2"], ["Alpha", "12", "34"]]
+
+
+def test_a_label_on_two_lines_with_its_figures_centred_between_them_is_one_row():
+    """ "Investigative Matters" over "Received by AUSAs", with the row's figures set half a line lower,
+    between the two and overlapping both: one row with both lines as its label; rows a line apart are
+    untouched."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    labelled_rows(page, [(72, "Cases Charged", ("217", "197"))], top=100)
+    put(page, 72, 140, "Investigative Matters")
+    put(page, 72, 153, "Received by AUSAs")
+    put(page, 300, 146.5, "426", right=True)
+    put(page, 380, 146.5, "365", right=True)
+    put(page, 72, 170, "Defendants Charged")
+    put(page, 300, 170, "290", right=True)
+    put(page, 380, 170, "259", right=True)
+    with document:
+        (table,) = find_page_tables(document[0])
+    assert table.body == [
+        ["Cases Charged", "217", "197"],
+        ["Investigative Matters Received by AUSAs", "426", "365"],
+        ["Defendants Charged", "290", "259"],
+    ]
+    assert table.bbox[3] >= 150  # the label's second line is inside the table: not repeated as a paragraph

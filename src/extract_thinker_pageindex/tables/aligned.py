@@ -22,8 +22,8 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
   row.
 - A label printed on two lines is one label: its first line not ending with a colon, and the second
   starting in lower case, or the first full (the second's first word would not fit after it in the label
-  column) and the second indented under it alone; the figures stand on either line. Each label's
-  indentation gives its level.
+  column) and the second indented under it alone; the figures stand on either line, or between the two
+  lines, overlapping both. Each label's indentation gives its level.
 """
 
 from __future__ import annotations
@@ -381,6 +381,10 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
             label_ends.append(None)
     if not any(cell for row in cells[header_count:] for cell in row[1:]):
         return None
+    printed = rows  # every row, for the table's box
+    rows, cells, spans, label_x, label_ends = _centred_labels(
+        rows, cells, spans, label_x, label_ends, header_count
+    )
     # A label printed on two lines (see runs_on): the first not a section's label ending in a colon, and
     # the second running on in lower case, or the first full (see wraps) and the second indented under
     # it; the figures on either line.
@@ -496,7 +500,7 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
             if text:
                 header[column] = f"{header[column]} {text}".strip()
     levels = _levels(label_x, header_count)
-    boxes = [(row.segments[0].x0, row.y0, row.x1, row.y1) for row in rows]
+    boxes = [(row.segments[0].x0, row.y0, row.x1, row.y1) for row in printed]
     bbox = (
         min(box[0] for box in boxes),
         min(box[1] for box in boxes),
@@ -510,6 +514,53 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
         header=header if any(header) else [],
         levels=levels,
         ruling="aligned",
+    )
+
+
+def _centred_labels(
+    rows: list[Row],
+    cells: list[list[str]],
+    spans: list[list[tuple[int, int, str]]],
+    label_x: list[float | None],
+    label_ends: list[tuple[float, float] | None],
+    header_count: int,
+) -> tuple[
+    list[Row],
+    list[list[str]],
+    list[list[tuple[int, int, str]]],
+    list[float | None],
+    list[tuple[float, float] | None],
+]:
+    """A label on two lines with the row's figures set between them, centred on the label: a row of
+    figures alone that overlaps the label line above it and the one below it (rows of a table never
+    overlap otherwise) takes both lines as its label ("Investigative Matters" / "426 365" / "Received by
+    AUSAs")."""
+    drop: set[int] = set()
+    for number in range(header_count + 1, len(cells) - 1):
+        above, below = number - 1, number + 1
+        if (
+            above not in drop
+            and not cells[number][0]
+            and any(cells[number][1:])
+            and cells[above][0]
+            and not any(cells[above][1:])
+            and cells[below][0]
+            and not any(cells[below][1:])
+            and rows[number].y0 < rows[above].y1
+            and rows[number].y1 > rows[below].y0
+        ):
+            cells[number][0] = f"{cells[above][0]} {cells[below][0]}"
+            label_x[number], label_ends[number] = label_x[above], label_ends[below]
+            drop |= {above, below}
+    if not drop:
+        return rows, cells, spans, label_x, label_ends
+    kept = [number for number in range(len(cells)) if number not in drop]
+    return (
+        [rows[number] for number in kept],
+        [cells[number] for number in kept],
+        [spans[number] for number in kept],
+        [label_x[number] for number in kept],
+        [label_ends[number] for number in kept],
     )
 
 
