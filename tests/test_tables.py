@@ -35,6 +35,13 @@ def put_cells(page: pymupdf.Page, xs: list[float], rows: list[tuple[float, list[
             put(page, x + 4, y, text)
 
 
+def only_table(document: pymupdf.Document):
+    """The one table found on the document's first page (the document is closed)."""
+    with document:
+        (table,) = find_page_tables(document[0])
+    return table
+
+
 def statement_page() -> pymupdf.Document:
     """A balance sheet as filings print it: no cell rules, figures right-aligned under years, currency
     signs at the columns' left edge, indented totals, a label on two lines, a footnote mark."""
@@ -164,8 +171,7 @@ def test_a_table_with_rules_across_only_is_found_by_its_alignment():
         put(page, 72, y, label)
         for value, x in zip(values, (300, 400, 500), strict=True):
             put(page, x, y, value, right=True)
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.ruling == "aligned"
     assert table.header == ["", "Q1", "Q2", "Q3"]
     assert table.body == [
@@ -277,8 +283,7 @@ def test_a_caption_is_read_from_the_lines_above(lines: list[tuple[float, str]], 
     for y, text in lines:
         put(page, 72, y, text)
     small_statement(page, 96)
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.caption == caption
 
 
@@ -291,8 +296,7 @@ def test_a_title_line_over_the_columns_is_not_their_header():
     put(page, 540, 60, "Acme Corporation and Subsidiaries", right=True)
     put(page, 512, 84, "Year ended December 31,", right=True)  # over both year columns
     small_statement(page, 96)
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.header == ["", "Year ended December 31, 2021", "Year ended December 31, 2020"]
     assert all("Acme" not in cell for row in table.rows for cell in row)
 
@@ -321,8 +325,7 @@ def test_groups_of_rows_under_centred_labels_are_one_table_and_a_row_across_two_
     put(page, 72, y, "Overall")
     put(page, 330, y, "not measured in this group")  # across the gap between "Weight" and "Gain"
     put(page, 300, y, "900", right=True)
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.header == ["", "Dose", "Weight", "Gain"]
     labels = [row[0] for row in table.body]
     assert (
@@ -345,8 +348,7 @@ def test_a_grid_drawn_without_its_outer_borders_keeps_its_first_and_last_columns
     cells = [["", "2000", "2002", "2004"], ["Upper secondary", "15 455", "13 951", "12 068"]]
     cells.append(["Polytechnics", "20 527", "20 922", "22 083"])
     put_cells(page, xs, [(y + 13, row) for row, y in zip(cells, ys, strict=False)])
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.ruling == "grid"
     assert table.rows == [["", "2000", "2002", "2004"], *cells[1:]]
 
@@ -384,8 +386,7 @@ def test_a_section_label_over_indented_rows_is_a_row_of_its_own():
             (80, "Northeast", ("1,096", "1,320")),
         ],
     )
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert [row[0] for row in table.body] == [
         "Sex",
         "Male",
@@ -416,8 +417,7 @@ def test_a_label_on_two_lines_is_one_whether_its_figures_stand_on_the_first_or_t
             (72, "Two or more races", ("1,120", "1,207")),
         ],
     )
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.body == [
         ["White, non-Hispanic", "78,744", "79,333"],
         ["American Indian/Alaska Native", "707", "730"],
@@ -443,8 +443,7 @@ def test_a_group_label_over_a_column_of_years_is_not_joined_to_the_year():
         if total and public:
             put(page, 200, y, total, right=True)
             put(page, 280, y, public, right=True)
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     texts = [" ".join(cell for cell in row if cell) for row in table.rows]
     assert texts == [
         "Year Total Public",
@@ -472,8 +471,7 @@ def test_a_header_boxed_apart_from_the_body_is_one_table_and_a_cell_spans_where_
     put(page, 270, 111, "Course Year")  # centred over the last two columns, across x = 300
     put_cells(page, xs, [(126, ["Illnesses", "1st year", "2nd year"])])
     put_cells(page, xs, [(144, ["Allergy", "23", "55"]), (159, ["Anxiety", "22", "42"])])
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.ruling == "grid"
     assert table.rows == [
         ["", "Course Year", ""],
@@ -508,8 +506,7 @@ def test_a_caption_and_a_unit_line_are_no_header_rows_and_a_header_printed_on_tw
         put(page, 72, 124 + 12 * number, row[0])
         for text, right in zip(row[1:], (270, 350, 430), strict=True):
             put(page, right, 124 + 12 * number, text, right=True)
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.header_rows == 1
     assert [cell for cell in table.header if cell] == [
         "Year",
@@ -536,8 +533,7 @@ def test_labels_of_groups_of_columns_stay_a_header_row_of_their_own():
         put(page, 72, 116 + 12 * number, year)
         for right in rights:
             put(page, right, 116 + 12 * number, f"{number + 3},{right}", right=True)
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.header_rows == 2
     assert "Total" in table.rows[0] and "Boys" in table.rows[1]
     # Each group's label heads both columns under it.
@@ -560,8 +556,7 @@ def test_header_cells_of_several_lines_right_aligned_over_narrow_columns_are_one
         put(page, 72, 144 + 12 * number, row[0])
         for text, right in zip(row[1:], headers, strict=True):
             put(page, right, 144 + 12 * number, text, right=True)
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.header_rows == 1
     assert table.header == [
         "Education system",
@@ -595,8 +590,7 @@ def test_a_long_label_header_is_no_caption_and_a_lower_case_line_runs_on_however
         put(page, x, y, label)
         for text, right in zip(figures, (330, 420, 500), strict=False):
             put(page, right, y, text, right=True)
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.header == ["Scheduled Maturity (Dollars and Yen in millions)", "Principal", "2018", "2017"]
     assert [row[0] for row in table.body] == [
         "Corporate Bond Payables:",
@@ -622,8 +616,7 @@ def test_one_long_rule_touching_a_grid_adds_no_row_or_column():
     put(page, 60, 500, "A later paragraph under the table.")
     put(page, 420, 313, "Side note")
     put_cells(page, xs, [(313, ["Name", "Q1", "Q2"]), (333, ["Alpha", "12", "34"])])
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.ruling == "grid"
     assert table.rows == [["Name", "Q1", "Q2"], ["Alpha", "12", "34"]]
 
@@ -642,8 +635,7 @@ def test_a_label_on_two_lines_with_its_figures_centred_between_them_is_one_row()
     put(page, 72, 170, "Defendants Charged")
     put(page, 300, 170, "290", right=True)
     put(page, 380, 170, "259", right=True)
-    with document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(document)
     assert table.body == [
         ["Cases Charged", "217", "197"],
         ["Investigative Matters Received by AUSAs", "426", "365"],
