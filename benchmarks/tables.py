@@ -29,7 +29,12 @@ With ``--icdar DIR``, first the tables of the ICDAR 2013 table competition (Göb
 ``*-str.xml`` cell truth, as tabula's and camelot's test files carry them; not in this repository), scored
 as the generated ones: tables annotated by people, none seen while the rules were written.
 
-Usage: python benchmarks/tables.py [--generated N] [--no-peers] [--data DIR] [--icdar DIR]
+With ``--tabula DIR``, tabula-java's expected test tables (its test PDFs and the CSVs of their first
+pages, ``src/test/resources/technology/tabula`` in its repository): ten PDFs measured after the other
+sets' rules were set (reading rotated pages upright came from two of them); their cells are tabula's
+reading, accepted by its maintainers, so only cell F1 and found (F1 0.5 or more) are printed.
+
+Usage: python benchmarks/tables.py [--generated N] [--no-peers] [--data DIR] [--icdar DIR] [--tabula DIR]
 Peers: pip install -e '.[bench]' (pdfplumber, pymupdf4llm); a missing one is skipped with a note.
 """
 
@@ -554,6 +559,54 @@ def run_icdar(folder: Path, peers: bool) -> None:
     print()
 
 
+#: tabula-java's test files whose expected CSV is the table(s) of the PDF's first page (its other CSVs are
+#: coordinates or command-line output, and its ICDAR files are in --icdar).
+TABULA_TABLES = (
+    "AnimalSounds",
+    "MultiColumn",
+    "Publication_of_award_of_Bids_for_Transport_Sector__August_2016",
+    "argentina_diputados_voting_record",
+    "frx_2012_disclosure",
+    "indictb1h_14",
+    "schools",
+    "spanning_cells",
+    "spreadsheet_no_bounding_frame",
+    "twotables",
+)
+
+
+def run_tabula(folder: Path, peers: bool) -> None:
+    """tabula-java's expected test tables: the CSV of each PDF's first page, against every table a system
+    finds on that page, together (a CSV may hold two tables). Its cells are tabula's own reading as its
+    maintainers accepted it, not annotations: lenient cell F1 says how much of the same text each system
+    puts in cells; a table is found when that F1 is 0.5 or more."""
+    import csv
+
+    pairs = [(folder / f"{name}.pdf", folder / "csv" / f"{name}.csv") for name in TABULA_TABLES]
+    pairs = [(pdf, table) for pdf, table in pairs if pdf.is_file() and table.is_file()]
+    if not pairs:
+        print(f"(no tabula-java test tables under {folder})")
+        return
+    scores: dict[str, list[float]] = {}
+    seconds: dict[str, float] = {}
+    for pdf, table in pairs:
+        with table.open(encoding="utf-8", newline="") as handle:
+            truth = [row for row in csv.reader(handle)]
+        for name, (found, spent) in collect(pdf, [0], peers).items():
+            rows = [row for _box, cells in found.get(0, []) for row in cells]
+            scores.setdefault(name, []).append(cell_f1(truth, rows))
+            seconds[name] = seconds.get(name, 0.0) + spent
+    print(f"tabula-java expected tables: {len(pairs)} PDFs, first pages\n")
+    columns = ("found", 7), ("cell F1", 8), ("s/page", 8)
+    header = f"{'system':34s} " + " ".join(f"{name:>{width}s}" for name, width in columns)
+    print(header + "\n" + "-" * len(header))
+    for name, values in scores.items():
+        share = sum(1 for value in values if value >= 0.5) / len(values)
+        mean, pace = sum(values) / len(values), seconds[name] / len(values)
+        print(f"{name:34s} {share:7.2f} {mean:8.2f} {pace:8.4f}")
+    print()
+
+
 def collect(
     path: Path,
     numbers: list[int],
@@ -600,9 +653,17 @@ def main() -> None:
         metavar="DIR",
         help="also score the ICDAR 2013 table competition's PDFs and *-str.xml truth found under DIR",
     )
+    parser.add_argument(
+        "--tabula",
+        type=Path,
+        metavar="DIR",
+        help="also score tabula-java's expected test tables: DIR holds its test PDFs and csv/",
+    )
     args = parser.parse_args()
     if args.icdar is not None:
         run_icdar(args.icdar, args.peers)
+    if args.tabula is not None:
+        run_tabula(args.tabula, args.peers)
     run_generated(args.generated, args.peers)
     if (args.data / "pdfs").is_dir():
         run_statements(args.data, args.peers)

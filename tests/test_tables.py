@@ -642,3 +642,28 @@ def test_a_label_on_two_lines_with_its_figures_centred_between_them_is_one_row()
         ["Defendants Charged", "290", "259"],
     ]
     assert table.bbox[3] >= 150  # the label's second line is inside the table: not repeated as a paragraph
+
+
+def test_a_table_on_a_rotated_page_is_read_as_it_is_shown():
+    """A landscape table placed on a portrait sheet shown turned a quarter (rotation 90): its words run
+    down the sheet in the page's own coordinates, and are read upright, as on the landscape page; its box
+    comes back in the page's own coordinates."""
+    source = pymupdf.open()
+    landscape = source.new_page(width=792, height=612)
+    xs, ys = [72, 250, 330, 410], [100, 120, 140, 160]
+    draw_rules(landscape, [(x, ys[0], x, ys[-1]) for x in xs] + [(xs[0], y, xs[-1], y) for y in ys])
+    cells = [["Name", "City", "Amount"], ["Lidstad", "Saint Paul", "60.00"], ["Strom", "St. Paul", "75.00"]]
+    put_cells(landscape, xs, [(y + 13, row) for row, y in zip(cells, ys, strict=False)])
+    upright = only_table(pymupdf.open(stream=source.tobytes()))
+    document = pymupdf.open()
+    sheet = document.new_page(width=612, height=792)
+    sheet.show_pdf_page(sheet.rect, source, 0, rotate=90)
+    sheet.set_rotation(90)
+    assert sheet.get_text("dict")["blocks"][0]["lines"][0]["dir"] != (1.0, 0.0)  # the words run down
+    page_box = tuple(sheet.rect * sheet.derotation_matrix)
+    table = only_table(document)
+    assert table.rows == upright.rows == cells
+    # The box is in the sheet's own (unturned) coordinates: within it, and tall rather than wide.
+    x0, y0, x1, y1 = table.bbox
+    assert 0 <= x0 < x1 <= page_box[2] + 1 and 0 <= y0 < y1 <= page_box[3] + 1
+    assert y1 - y0 > x1 - x0

@@ -8,7 +8,7 @@ one pass over its words and nothing more (its drawings are not read).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from .aligned import aligned_tables
@@ -45,11 +45,53 @@ def find_page_tables(
     words: list[Word] = [
         word[:5] for word in page.get_text("words", textpage=textpage) if not word[4].isspace()
     ]
+    # A rotated page (a landscape table on a portrait sheet) is read as it is shown: its words and rules
+    # turned upright, the tables' boxes turned back into the page's own coordinates.
+    turn = tuple(page.rotation_matrix) if page.rotation else None
+    if turn is not None:
+        words = [(*_turned(word[:4], turn), word[4]) for word in words]
     rows = page_rows(words)
     if sum(1 for row in rows if len(row.segments) > 1) < 2:
         return []  # no two rows of side-by-side text: no table, and the drawings are never read
     read = drawings or page.get_cdrawings
-    return tables_from_words(words, rows, read(), width=float(page.rect.width))
+    if turn is None:
+        return tables_from_words(words, rows, read(), width=float(page.rect.width))
+    tables = tables_from_words(words, rows, _turned_drawings(read(), turn), width=float(page.rect.width))
+    back = tuple(page.derotation_matrix)
+    for table in tables:
+        table.bbox = _turned(table.bbox, back)
+    return tables
+
+
+def _turned(box: Sequence[float], matrix: Sequence[float]) -> tuple[float, float, float, float]:
+    """A box through a matrix (a quarter turn keeps it a box)."""
+    a, b, c, d, e, f = matrix
+    corners = [(x, y) for x in (box[0], box[2]) for y in (box[1], box[3])]
+    xs = [a * x + c * y + e for x, y in corners]
+    ys = [b * x + d * y + f for x, y in corners]
+    return min(xs), min(ys), max(xs), max(ys)
+
+
+def _turned_drawings(drawings: list[dict[str, Any]], matrix: Sequence[float]) -> list[dict[str, Any]]:
+    """The lines and rectangles of a page's drawings through a matrix (what the ruled finder reads)."""
+    a, b, c, d, e, f = matrix
+    turned = []
+    for path in drawings:
+        items = []
+        for item in path.get("items", ()):
+            if item[0] == "l":
+                (x0, y0), (x1, y1) = item[1][:2], item[2][:2]
+                items.append(
+                    (
+                        "l",
+                        (a * x0 + c * y0 + e, b * x0 + d * y0 + f),
+                        (a * x1 + c * y1 + e, b * x1 + d * y1 + f),
+                    )
+                )
+            elif item[0] == "re":
+                items.append(("re", _turned(item[1][:4], matrix), *item[2:]))
+        turned.append({**path, "items": items, "rect": _turned(path["rect"][:4], matrix)})
+    return turned
 
 
 def tables_from_words(
