@@ -644,26 +644,104 @@ def test_a_label_on_two_lines_with_its_figures_centred_between_them_is_one_row()
     assert table.bbox[3] >= 150  # the label's second line is inside the table: not repeated as a paragraph
 
 
-def test_a_table_on_a_rotated_page_is_read_as_it_is_shown():
-    """A landscape table placed on a portrait sheet shown turned a quarter (rotation 90): its words run
-    down the sheet in the page's own coordinates, and are read upright, as on the landscape page; its box
-    comes back in the page's own coordinates."""
+LANDSCAPE_CELLS = [
+    ["Name", "City", "Amount"],
+    ["Lidstad", "Saint Paul", "60.00"],
+    ["Strom", "St. Paul", "75.00"],
+]
+
+
+def landscape_source() -> pymupdf.Document:
+    """A landscape page: a title line, a ruled table, a closing line."""
     source = pymupdf.open()
     landscape = source.new_page(width=792, height=612)
     xs, ys = [72, 250, 330, 410], [100, 120, 140, 160]
+    put(landscape, 72, 80, "Major Contribution Report")
     draw_rules(landscape, [(x, ys[0], x, ys[-1]) for x in xs] + [(xs[0], y, xs[-1], y) for y in ys])
-    cells = [["Name", "City", "Amount"], ["Lidstad", "Saint Paul", "60.00"], ["Strom", "St. Paul", "75.00"]]
-    put_cells(landscape, xs, [(y + 13, row) for row, y in zip(cells, ys, strict=False)])
-    upright = only_table(pymupdf.open(stream=source.tobytes()))
+    put_cells(landscape, xs, [(y + 13, row) for row, y in zip(LANDSCAPE_CELLS, ys, strict=False)])
+    put(landscape, 72, 200, "Contributions received after the period are reported next quarter.")
+    return source
+
+
+@pytest.mark.parametrize("rotation", [90, 180, 270])
+def test_a_table_on_a_rotated_page_is_read_as_it_is_shown(rotation: int):
+    """A landscape page placed on a sheet shown turned (rotation 90, 180 or 270): its words run down or
+    backwards in the page's own coordinates, and are read upright, as on the landscape page; its box comes
+    back in the page's own coordinates."""
+    source = landscape_source()
+    document = pymupdf.open()
+    sheet = (
+        document.new_page(width=612, height=792)
+        if rotation != 180
+        else document.new_page(width=792, height=612)
+    )
+    sheet.show_pdf_page(sheet.rect, source, 0, rotate=rotation)
+    sheet.set_rotation(rotation)
+    assert sheet.get_text("dict")["blocks"][0]["lines"][0]["dir"] != (1.0, 0.0)  # the words do not run right
+    own = sheet.rect * sheet.derotation_matrix
+    table = only_table(document)
+    assert table.rows == LANDSCAPE_CELLS
+    # The box is in the sheet's own (unturned) coordinates, within it.
+    x0, y0, x1, y1 = table.bbox
+    assert own.x0 - 1 <= x0 < x1 <= own.x1 + 1 and own.y0 - 1 <= y0 < y1 <= own.y1 + 1
+
+
+def test_a_page_turned_for_viewing_keeps_its_tables():
+    """A page whose text is stored upright but which carries a rotation (turned for viewing, its text
+    shown sideways) is read as stored: its table is found as drawn."""
+    document = landscape_source()
+    document[0].set_rotation(90)
+    assert only_table(document).rows == LANDSCAPE_CELLS
+
+
+def test_the_loader_and_the_strategy_keep_a_rotated_pages_reading_order(tmp_path):
+    """On a rotated page shown upright, the title comes before the table and the closing line after it,
+    in the loader's content and in the page index's nodes."""
+    from extract_thinker_pageindex import DocumentLoaderPyMuPDF, build_index
+    from extract_thinker_pageindex.model import ParagraphNode, TableNode
+
+    source = landscape_source()
     document = pymupdf.open()
     sheet = document.new_page(width=612, height=792)
     sheet.show_pdf_page(sheet.rect, source, 0, rotate=90)
     sheet.set_rotation(90)
-    assert sheet.get_text("dict")["blocks"][0]["lines"][0]["dir"] != (1.0, 0.0)  # the words run down
-    page_box = tuple(sheet.rect * sheet.derotation_matrix)
+    path = tmp_path / "turned.pdf"
+    document.save(path)
+    content = DocumentLoaderPyMuPDF().load(str(path))[0]["content"]
+    title, table, closing = (
+        content.index(text) for text in ("Major Contribution", "| Name |", "Contributions")
+    )
+    assert title < table < closing
+    nodes = [node for node in build_index(path).pages[0].nodes if isinstance(node, ParagraphNode | TableNode)]
+    kinds = [node.type for node in nodes]
+    assert kinds.index("table") > 0 and kinds.index("table") < len(kinds) - 1
+    assert "Contributions" in (nodes[-1].content or "")
+
+
+def test_the_label_column_is_measured_before_centred_label_lines_merge():
+    """The widest label line is the first line of a centred two-line label: merging the two lines does not
+    narrow the label column, so a short indented line under a short label stays a row."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    labelled_rows(page, [(72, "Cases Charged", ("217", "197"))], top=100)
+    put(page, 72, 140, "Investigative Matters Received by all")
+    put(page, 72, 153, "The AUSAs")
+    put(page, 300, 146.5, "426", right=True)
+    put(page, 380, 146.5, "365", right=True)
+    rows = [
+        (72, "Defendants Charged", ("290", "259")),
+        (84, "Sentenced", ()),
+        (72, "Other matters", ("12", "9")),
+    ]
+    for number, (x, label, figures) in enumerate(rows):
+        put(page, x, 170 + 12 * number, label)
+        for text, right in zip(figures, (300, 380), strict=False):
+            put(page, right, 170 + 12 * number, text, right=True)
     table = only_table(document)
-    assert table.rows == upright.rows == cells
-    # The box is in the sheet's own (unturned) coordinates: within it, and tall rather than wide.
-    x0, y0, x1, y1 = table.bbox
-    assert 0 <= x0 < x1 <= page_box[2] + 1 and 0 <= y0 < y1 <= page_box[3] + 1
-    assert y1 - y0 > x1 - x0
+    assert [row[0] for row in table.body] == [
+        "Cases Charged",
+        "Investigative Matters Received by all The AUSAs",
+        "Defendants Charged",
+        "Sentenced",
+        "Other matters",
+    ]

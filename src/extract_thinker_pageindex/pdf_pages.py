@@ -25,7 +25,7 @@ from .pdf import (
     read_pdf_bytes,
     render_page_png,
 )
-from .tables import PageTable, find_page_tables
+from .tables import PageTable, find_page_tables, reading_matrix, turned_box
 
 __all__ = ["read_pdf_pages"]
 
@@ -49,16 +49,23 @@ def _outside(lines: list[dict[str, Any]], boxes: Sequence[Sequence[float]]) -> l
 
 
 def _page_text_with_tables(page: Any, tables: list[PageTable], textpage: Any) -> str:
-    """Page text in reading order with each table's lines replaced by the table as Markdown."""
+    """Page text in reading order with each table's lines replaced by the table as Markdown (on a rotated
+    page whose text is shown upright, in the order it is shown)."""
     boxes = [table.bbox for table in tables]
+    turn = reading_matrix(page, textpage)
+
+    def place(box: Sequence[float]) -> tuple[float, float]:
+        x0, y0 = (box[0], box[1]) if turn is None else turned_box(box, turn)[:2]
+        return y0, x0
+
     pieces: list[tuple[float, float, str]] = []
     for block in page.get_text("dict", textpage=textpage)["blocks"]:
         kept = _outside(block["lines"], boxes) if block.get("type", 0) == 0 else []
         if kept:
             text = "\n".join("".join(span["text"] for span in line["spans"]) for line in kept)
-            pieces.append((kept[0]["bbox"][1], kept[0]["bbox"][0], text.strip()))
+            pieces.append((*place(kept[0]["bbox"]), text.strip()))
     for table in tables:
-        pieces.append((table.bbox[1], table.bbox[0], table.markdown()))
+        pieces.append((*place(table.bbox), table.markdown()))
     return _in_reading_order(pieces)
 
 

@@ -46,7 +46,7 @@ from ..model import (
 from ..ocr.detect import needs_ocr
 from ..ocr.settings import OcrSettings
 from ..pages import PageSpec, normalize_page_spec
-from ..tables import find_page_tables
+from ..tables import find_page_tables, reading_matrix
 from .pdf_contents import printed_toc_entries
 from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
 from .pdf_structure import (
@@ -135,6 +135,9 @@ class PageExtras:
 
     nodes: list[tuple[float, Node]] = field(default_factory=list)  # (top y, node without id)
     covered: set[int] = field(default_factory=set)  # line positions inside a table
+    # A node placed at a line's position rather than by its top (a table on a rotated page, where the
+    # page's own y is not the order it is read in): id(node) -> line position.
+    at: dict[int, int] = field(default_factory=dict)
 
 
 @dataclass
@@ -186,14 +189,16 @@ class Assembler:
         pending = sorted(extras.nodes, key=lambda item: item[0])
         slots: dict[int, list[Node]] = {}
         for top, node in pending:
-            slot = next(
-                (
-                    i
-                    for i, line in enumerate(lines)
-                    if line.bbox[1] >= top - 1 and (page_position, i) not in running
-                ),
-                len(lines),
-            )
+            slot = extras.at.get(id(node))
+            if slot is None:
+                slot = next(
+                    (
+                        i
+                        for i, line in enumerate(lines)
+                        if line.bbox[1] >= top - 1 and (page_position, i) not in running
+                    ),
+                    len(lines),
+                )
             slots.setdefault(slot, []).append(node)
 
         position = 0
@@ -310,23 +315,39 @@ def _may_hold_table(page: PageLines) -> bool:
 def _page_tables(
     pdf_page: Any, page: PageLines, extras: PageExtras, textpage: Any, drawings: Callable[[], Any]
 ) -> None:
-    for table in find_page_tables(pdf_page, textpage=textpage, drawings=drawings):
-        _add_table(page, extras, table.bbox, table.markdown(), caption=table.caption)
+    found = find_page_tables(pdf_page, textpage=textpage, drawings=drawings)
+    # On a rotated page shown upright, a table takes the place of its first line in reading order.
+    in_place = bool(found) and reading_matrix(pdf_page, textpage) is not None
+    for table in found:
+        _add_table(page, extras, table.bbox, table.markdown(), caption=table.caption, in_place=in_place)
 
 
 def _add_table(
-    page: PageLines, extras: PageExtras, bbox: Sequence[float], content: str, *, caption: str | None = None
+    page: PageLines,
+    extras: PageExtras,
+    bbox: Sequence[float],
+    content: str,
+    *,
+    caption: str | None = None,
+    in_place: bool = False,
 ) -> None:
-    """A table node at ``bbox``; the page's lines inside it are its cells, not paragraphs."""
+    """A table node at ``bbox``; the page's lines inside it are its cells, not paragraphs. ``in_place``:
+    the table stands where its first line stood in reading order (else before the first line below its
+    top)."""
     box = outer_box(bbox, page.width, page.height)
     if box is None:
         return
-    extras.nodes.append((box[1], TableNode(id="t", kind="data", bbox=box, caption=caption, content=content)))
+    node = TableNode(id="t", kind="data", bbox=box, caption=caption, content=content)
+    extras.nodes.append((box[1], node))
+    inside = []
     for position, line in enumerate(page.lines):
         x = (line.bbox[0] + line.bbox[2]) / 2
         y = (line.bbox[1] + line.bbox[3]) / 2
         if box[0] <= x <= box[2] and box[1] <= y <= box[3]:
             extras.covered.add(position)
+            inside.append(position)
+    if in_place and inside:
+        extras.at[id(node)] = inside[0]
 
 
 _CONTINUED = re.compile(r"\(?\bcontinued\b\)?\s*$", re.IGNORECASE)

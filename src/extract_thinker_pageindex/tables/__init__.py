@@ -17,7 +17,14 @@ from .rows import Row, Word, page_rows, text_columns
 from .ruled import grid_tables
 from .table import PageTable
 
-__all__ = ["PageTable", "find_page_tables", "markdown_table", "tables_from_words"]
+__all__ = [
+    "PageTable",
+    "find_page_tables",
+    "markdown_table",
+    "reading_matrix",
+    "tables_from_words",
+    "turned_box",
+]
 
 # A caption names the table ("Table 3", "Exhibit 2.1", "Schedule II").
 _CAPTION = re.compile(r"^(?i:table|exhibit|schedule|tab\.)\s+(\d[\w.-]*|[A-Z](?:\.\d+)*|[IVXLC]+)\b")
@@ -45,11 +52,11 @@ def find_page_tables(
     words: list[Word] = [
         word[:5] for word in page.get_text("words", textpage=textpage) if not word[4].isspace()
     ]
-    # A rotated page (a landscape table on a portrait sheet) is read as it is shown: its words and rules
-    # turned upright, the tables' boxes turned back into the page's own coordinates.
-    turn = tuple(page.rotation_matrix) if page.rotation else None
+    # A rotated page whose text is shown upright (a landscape table on a portrait sheet) is read as it is
+    # shown: its words and rules turned, the tables' boxes turned back into the page's own coordinates.
+    turn = reading_matrix(page, textpage)
     if turn is not None:
-        words = [(*_turned(word[:4], turn), word[4]) for word in words]
+        words = [(*turned_box(word[:4], turn), word[4]) for word in words]
     rows = page_rows(words)
     if sum(1 for row in rows if len(row.segments) > 1) < 2:
         return []  # no two rows of side-by-side text: no table, and the drawings are never read
@@ -59,11 +66,32 @@ def find_page_tables(
     tables = tables_from_words(words, rows, _turned_drawings(read(), turn), width=float(page.rect.width))
     back = tuple(page.derotation_matrix)
     for table in tables:
-        table.bbox = _turned(table.bbox, back)
+        table.bbox = turned_box(table.bbox, back)
     return tables
 
 
-def _turned(box: Sequence[float], matrix: Sequence[float]) -> tuple[float, float, float, float]:
+def reading_matrix(page: Any, textpage: Any = None) -> tuple[float, ...] | None:
+    """The matrix that shows a rotated page's text upright (its rotation matrix), or ``None`` when the page
+    is not rotated or its text already runs left to right in the page's own coordinates (a page turned
+    for viewing: its text reads sideways when shown, upright as stored)."""
+    if not page.rotation:
+        return None
+    matrix = tuple(page.rotation_matrix)
+    dx = dy = 0.0
+    for block in page.get_text("dict", textpage=textpage)["blocks"]:
+        for line in block.get("lines", ()):
+            weight = sum(len(span["text"]) for span in line["spans"])
+            dx += line["dir"][0] * weight
+            dy += line["dir"][1] * weight
+    length = (dx * dx + dy * dy) ** 0.5
+    if not length:
+        return None
+    a, c = matrix[0], matrix[2]
+    turned_x = (a * dx + c * dy) / length  # the text's direction as shown: 1 when it runs left to right
+    return matrix if turned_x > 0.7 and dx / length < 0.7 else None
+
+
+def turned_box(box: Sequence[float], matrix: Sequence[float]) -> tuple[float, float, float, float]:
     """A box through a matrix (a quarter turn keeps it a box)."""
     a, b, c, d, e, f = matrix
     corners = [(x, y) for x in (box[0], box[2]) for y in (box[1], box[3])]
@@ -89,8 +117,8 @@ def _turned_drawings(drawings: list[dict[str, Any]], matrix: Sequence[float]) ->
                     )
                 )
             elif item[0] == "re":
-                items.append(("re", _turned(item[1][:4], matrix), *item[2:]))
-        turned.append({**path, "items": items, "rect": _turned(path["rect"][:4], matrix)})
+                items.append(("re", turned_box(item[1][:4], matrix), *item[2:]))
+        turned.append({**path, "items": items, "rect": turned_box(path["rect"][:4], matrix)})
     return turned
 
 

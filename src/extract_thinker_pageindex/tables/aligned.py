@@ -382,13 +382,14 @@ def _table(rows: list[Row], header_count: int, columns: list[tuple[float, float]
     if not any(cell for row in cells[header_count:] for cell in row[1:]):
         return None
     printed = rows  # every row, for the table's box
+    # The label column is as wide as its widest line, counted before two lines merge into one label.
+    label_limit = max((end[0] for end in label_ends[header_count:] if end is not None), default=0.0)
     rows, cells, spans, label_x, label_ends = _centred_labels(
         rows, cells, spans, label_x, label_ends, header_count
     )
     # A label printed on two lines (see runs_on): the first not a section's label ending in a colon, and
     # the second running on in lower case, or the first full (see wraps) and the second indented under
     # it; the figures on either line.
-    label_limit = max((end[0] for end in label_ends[header_count:] if end is not None), default=0.0)
     space = 0.3 * min((row.height for row in rows), default=0.0)
 
     def wraps(first: int, second: int) -> bool:
