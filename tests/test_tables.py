@@ -621,17 +621,24 @@ def test_one_long_rule_touching_a_grid_adds_no_row_or_column():
     assert table.rows == [["Name", "Q1", "Q2"], ["Alpha", "12", "34"]]
 
 
+def centred_label_page(document: pymupdf.Document, first: str, second: str) -> pymupdf.Page:
+    """A page with a row "Cases Charged 217 197", then a label on two lines 13 points apart with its
+    figures (426, 365) set half-way between them."""
+    page = document.new_page(width=612, height=792)
+    labelled_rows(page, [(72, "Cases Charged", ("217", "197"))], top=100)
+    put(page, 72, 140, first)
+    put(page, 72, 153, second)
+    put(page, 300, 146.5, "426", right=True)
+    put(page, 380, 146.5, "365", right=True)
+    return page
+
+
 def test_a_label_on_two_lines_with_its_figures_centred_between_them_is_one_row():
     """ "Investigative Matters" over "Received by AUSAs", with the row's figures set half a line lower,
     between the two and overlapping both: one row with both lines as its label; rows a line apart are
     untouched."""
     document = pymupdf.open()
-    page = document.new_page(width=612, height=792)
-    labelled_rows(page, [(72, "Cases Charged", ("217", "197"))], top=100)
-    put(page, 72, 140, "Investigative Matters")
-    put(page, 72, 153, "Received by AUSAs")
-    put(page, 300, 146.5, "426", right=True)
-    put(page, 380, 146.5, "365", right=True)
+    page = centred_label_page(document, "Investigative Matters", "Received by AUSAs")
     put(page, 72, 170, "Defendants Charged")
     put(page, 300, 170, "290", right=True)
     put(page, 380, 170, "259", right=True)
@@ -722,12 +729,7 @@ def test_the_label_column_is_measured_before_centred_label_lines_merge():
     """The widest label line is the first line of a centred two-line label: merging the two lines does not
     narrow the label column, so a short indented line under a short label stays a row."""
     document = pymupdf.open()
-    page = document.new_page(width=612, height=792)
-    labelled_rows(page, [(72, "Cases Charged", ("217", "197"))], top=100)
-    put(page, 72, 140, "Investigative Matters Received by all")
-    put(page, 72, 153, "The AUSAs")
-    put(page, 300, 146.5, "426", right=True)
-    put(page, 380, 146.5, "365", right=True)
+    page = centred_label_page(document, "Investigative Matters Received by all", "The AUSAs")
     rows = [
         (72, "Defendants Charged", ("290", "259")),
         (84, "Sentenced", ()),
