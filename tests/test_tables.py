@@ -77,8 +77,7 @@ def statement_page() -> pymupdf.Document:
 
 
 def test_a_statement_aligned_by_whitespace_is_read_cell_by_cell():
-    with statement_page() as document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(statement_page())
     assert table.ruling == "aligned"
     assert table.caption == "Consolidated Statements of Financial Position"
     assert table.header_rows == 2
@@ -109,17 +108,9 @@ def ruled_page(*, shaded_row: bool = False) -> pymupdf.Document:
     page = document.new_page(width=612, height=792)
     put(page, 72, 90, "Table 3: Fees by service")
     xs, ys = [72, 200, 330, 460], [100, 120, 150, 170]
-    shape = page.new_shape()
-    for x in xs:
-        shape.draw_line((x, ys[0]), (x, ys[-1]))
-    for y in ys:
-        shape.draw_line((xs[0], y), (xs[-1], y))
-    shape.finish(color=(0, 0, 0), width=0.8)
-    shape.commit()
+    draw_rules(page, [(x, ys[0], x, ys[-1]) for x in xs] + [(xs[0], y, xs[-1], y) for y in ys])
     cells = [["Service", "Fee", "Billing"], ["Hosting and", "1,200", "Monthly"], ["Support", "300", "Yearly"]]
-    for row, y in zip(cells, ys, strict=False):
-        for text, x in zip(row, xs, strict=False):
-            put(page, x + 4, y + 13, text)
+    put_cells(page, xs, [(y + 13, row) for row, y in zip(cells, ys, strict=False)])
     put(page, 76, 145, "maintenance")  # the second line of "Hosting and maintenance"
     if shaded_row:
         page.draw_rect(pymupdf.Rect(72, 300, 460, 314), color=None, fill=(0.85, 0.85, 0.85))
@@ -129,8 +120,7 @@ def ruled_page(*, shaded_row: bool = False) -> pymupdf.Document:
 
 
 def test_a_ruled_grid_gives_its_cells_and_its_caption():
-    with ruled_page() as document:
-        (table,) = find_page_tables(document[0])
+    table = only_table(ruled_page())
     assert table.ruling == "grid"
     assert table.caption == "Table 3: Fees by service"
     assert table.header == ["Service", "Fee", "Billing"]
@@ -152,11 +142,7 @@ def test_a_shaded_row_is_not_a_table():
 def test_a_table_with_rules_across_only_is_found_by_its_alignment():
     document = pymupdf.open()
     page = document.new_page(width=612, height=792)
-    shape = page.new_shape()
-    for y in (95, 112, 170):
-        shape.draw_line((72, y), (500, y))
-    shape.finish(color=(0, 0, 0), width=0.6)
-    shape.commit()
+    draw_rules(page, [(72, y, 500, y) for y in (95, 112, 170)])
     put(page, 300, 107, "Q1", right=True)
     put(page, 400, 107, "Q2", right=True)
     put(page, 500, 107, "Q3", right=True)
