@@ -52,14 +52,15 @@ def _page_text_with_tables(page: Any, tables: list[PageTable], textpage: Any) ->
     """Page text in reading order with each table's lines replaced by the table as Markdown (on a rotated
     page whose text is shown upright, in the order it is shown)."""
     boxes = [table.bbox for table in tables]
-    turn = reading_matrix(page, textpage)
+    blocks = page.get_text("dict", textpage=textpage)["blocks"]
+    turn = reading_matrix(page, blocks=blocks)
 
     def place(box: Sequence[float]) -> tuple[float, float]:
         x0, y0 = (box[0], box[1]) if turn is None else turned_box(box, turn)[:2]
         return y0, x0
 
     pieces: list[tuple[float, float, str]] = []
-    for block in page.get_text("dict", textpage=textpage)["blocks"]:
+    for block in blocks:
         kept = _outside(block["lines"], boxes) if block.get("type", 0) == 0 else []
         if kept:
             text = "\n".join("".join(span["text"] for span in line["spans"]) for line in kept)

@@ -46,7 +46,7 @@ from ..model import (
 from ..ocr.detect import needs_ocr
 from ..ocr.settings import OcrSettings
 from ..pages import PageSpec, normalize_page_spec
-from ..tables import find_page_tables, reading_matrix
+from ..tables import find_page_tables
 from .pdf_contents import printed_toc_entries
 from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
 from .pdf_structure import (
@@ -316,8 +316,9 @@ def _page_tables(
     pdf_page: Any, page: PageLines, extras: PageExtras, textpage: Any, drawings: Callable[[], Any]
 ) -> None:
     found = find_page_tables(pdf_page, textpage=textpage, drawings=drawings)
-    # On a rotated page shown upright, a table takes the place of its first line in reading order.
-    in_place = bool(found) and reading_matrix(pdf_page, textpage) is not None
+    # On a rotated page the page's own y is not the order it is read in: a table takes the place of its
+    # first line in reading order.
+    in_place = bool(pdf_page.rotation)
     for table in found:
         _add_table(page, extras, table.bbox, table.markdown(), caption=table.caption, in_place=in_place)
 

@@ -70,15 +70,20 @@ def find_page_tables(
     return tables
 
 
-def reading_matrix(page: Any, textpage: Any = None) -> tuple[float, ...] | None:
+def reading_matrix(
+    page: Any, textpage: Any = None, *, blocks: list[dict[str, Any]] | None = None
+) -> tuple[float, ...] | None:
     """The matrix that shows a rotated page's text upright (its rotation matrix), or ``None`` when the page
     is not rotated or its text already runs left to right in the page's own coordinates (a page turned
-    for viewing: its text reads sideways when shown, upright as stored)."""
+    for viewing: its text reads sideways when shown, upright as stored). ``blocks``: the page's ``dict``
+    blocks, when the caller has read them (else they are read, on a rotated page only)."""
     if not page.rotation:
         return None
     matrix = tuple(page.rotation_matrix)
     dx = dy = 0.0
-    for block in page.get_text("dict", textpage=textpage)["blocks"]:
+    if blocks is None:
+        blocks = page.get_text("dict", textpage=textpage)["blocks"]
+    for block in blocks:
         for line in block.get("lines", ()):
             weight = sum(len(span["text"]) for span in line["spans"])
             dx += line["dir"][0] * weight
@@ -91,31 +96,27 @@ def reading_matrix(page: Any, textpage: Any = None) -> tuple[float, ...] | None:
     return matrix if turned_x > 0.7 and dx / length < 0.7 else None
 
 
+def _point(x: float, y: float, matrix: Sequence[float]) -> tuple[float, float]:
+    a, b, c, d, e, f = matrix
+    return a * x + c * y + e, b * x + d * y + f
+
+
 def turned_box(box: Sequence[float], matrix: Sequence[float]) -> tuple[float, float, float, float]:
     """A box through a matrix (a quarter turn keeps it a box)."""
-    a, b, c, d, e, f = matrix
-    corners = [(x, y) for x in (box[0], box[2]) for y in (box[1], box[3])]
-    xs = [a * x + c * y + e for x, y in corners]
-    ys = [b * x + d * y + f for x, y in corners]
+    corners = [_point(x, y, matrix) for x in (box[0], box[2]) for y in (box[1], box[3])]
+    xs, ys = [x for x, _ in corners], [y for _, y in corners]
     return min(xs), min(ys), max(xs), max(ys)
 
 
 def _turned_drawings(drawings: list[dict[str, Any]], matrix: Sequence[float]) -> list[dict[str, Any]]:
     """The lines and rectangles of a page's drawings through a matrix (what the ruled finder reads)."""
-    a, b, c, d, e, f = matrix
     turned = []
     for path in drawings:
         items = []
         for item in path.get("items", ()):
             if item[0] == "l":
                 (x0, y0), (x1, y1) = item[1][:2], item[2][:2]
-                items.append(
-                    (
-                        "l",
-                        (a * x0 + c * y0 + e, b * x0 + d * y0 + f),
-                        (a * x1 + c * y1 + e, b * x1 + d * y1 + f),
-                    )
-                )
+                items.append(("l", _point(x0, y0, matrix), _point(x1, y1, matrix)))
             elif item[0] == "re":
                 items.append(("re", turned_box(item[1][:4], matrix), *item[2:]))
         turned.append({**path, "items": items, "rect": turned_box(path["rect"][:4], matrix)})
