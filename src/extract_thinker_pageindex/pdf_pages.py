@@ -7,6 +7,7 @@ directly, so that it never imports ExtractThinker (whose ``DocumentLoader`` the 
 
 from __future__ import annotations
 
+import functools
 import warnings
 from collections.abc import Sequence
 from io import BytesIO
@@ -26,6 +27,7 @@ from .pdf import (
     render_page_png,
 )
 from .tables import PageTable, find_page_tables, reading_matrix, turned_box
+from .tables.drawings import VECTOR_FLAGS, text_blocks, textpage_paths
 
 __all__ = ["read_pdf_pages"]
 
@@ -34,7 +36,8 @@ def _text_flags() -> int:
     pymupdf = load_pymupdf()
 
     # Ligatures ("ﬁ", "ﬂ") become their letters: "definitions" is found where a PDF drew "deﬁnitions".
-    return int(pymupdf.TEXTFLAGS_TEXT & ~pymupdf.TEXT_PRESERVE_LIGATURES)
+    # The drawn shapes' boxes come with the text, for the table finder's rules (the text is the same).
+    return int((pymupdf.TEXTFLAGS_TEXT | VECTOR_FLAGS) & ~pymupdf.TEXT_PRESERVE_LIGATURES)
 
 
 def _outside(lines: list[dict[str, Any]], boxes: Sequence[Sequence[float]]) -> list[dict[str, Any]]:
@@ -52,7 +55,7 @@ def _page_text_with_tables(page: Any, tables: list[PageTable], textpage: Any) ->
     """Page text in reading order with each table's lines replaced by the table as Markdown (on a rotated
     page whose text is shown upright, in the order it is shown)."""
     boxes = [table.bbox for table in tables]
-    blocks = page.get_text("dict", textpage=textpage)["blocks"]
+    blocks = text_blocks(page.get_text("dict", textpage=textpage)["blocks"])
     turn = reading_matrix(page, blocks=blocks)
 
     def place(box: Sequence[float]) -> tuple[float, float]:
@@ -109,7 +112,7 @@ def _text_layer_regions(page: Any, page_number: int, flags: int) -> list[dict[st
     frame = _page_frame(page)
     return [
         _region(block[4].rstrip("\n"), block[:4], page_number, frame)
-        for block in page.get_text("blocks", flags=flags, sort=True)
+        for block in page.get_text("blocks", flags=flags & ~VECTOR_FLAGS, sort=True)
         if block[6] == 0  # type 0 = text block
     ]
 
@@ -191,7 +194,8 @@ def read_pdf_pages(
                 continue
             page = document[index]
             textpage = page.get_textpage(flags=flags)
-            found = find_page_tables(page, textpage=textpage) if tables else []
+            drawings = functools.partial(textpage_paths, page, textpage)
+            found = find_page_tables(page, textpage=textpage, drawings=drawings) if tables else []
             if found:
                 text = _page_text_with_tables(page, found, textpage)
             else:

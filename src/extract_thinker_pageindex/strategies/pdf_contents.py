@@ -74,6 +74,11 @@ def _page_number(title: str, page: str, leaders: bool) -> bool:
     return not (_FIGURE.match(last) and any(char.isdigit() for char in last))  # "Revenue 1,234 56": a row
 
 
+def _may_have_leaders(text: str) -> bool:
+    """What :data:`_LEADERS` needs, found at C speed: four dots, or a run of ellipses, dots or rules."""
+    return text.count(".") >= 4 or "……" in text or "···" in text or "____" in text
+
+
 def contents_entries(page: PageLines) -> list[ContentsEntry]:
     """Lines that read as contents entries: title, leaders or a gap, page number (on the line, or a separate
     number on the same baseline to the right)."""
@@ -85,13 +90,10 @@ def contents_entries(page: PageLines) -> list[ContentsEntry]:
     for position, line in enumerate(lines):
         if position in paired or position in numbers_alone:
             continue
-        match = _TRAILING.match(line.text)
-        leaders = bool(_LEADERS.search(line.text))
-        if (
-            match is not None
-            and (leaders or line.max_gap > 2 * line.size)
-            and _page_number(match.group("title"), match.group("page"), leaders)
-        ):
+        text = line.text
+        leaders = _may_have_leaders(text) and _LEADERS.search(text) is not None
+        match = _TRAILING.match(text) if leaders or line.max_gap > 2 * line.size else None
+        if match is not None and _page_number(match.group("title"), match.group("page"), leaders):
             title = _LEADERS.sub(" ", match.group("title")).strip(" .…·_")
             entries.append(
                 ContentsEntry(position, " ".join(title.split()), match.group("page"), line.bbox[0])

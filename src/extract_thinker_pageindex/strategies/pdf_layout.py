@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..tables.drawings import THIN_POINTS, VECTOR_FLAGS, page_paths, text_blocks
+
 __all__ = ["Line", "PageLines", "lines_from_blocks", "read_page_lines"]
 
 # A text column is at least a fifth of the page wide; a column of figures beside its labels is narrower.
@@ -67,7 +69,7 @@ def _font_style(font: str) -> tuple[bool, bool]:
 
 
 def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
-    text = "".join(span["text"] for span in spans)
+    text = "".join([span["text"] for span in spans])
     clean = " ".join(text.split())
     if not clean:
         return None
@@ -80,17 +82,26 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
         visible = len(span["text"].strip())
         if not visible:
             continue
-        if right is not None:
-            max_gap = max(max_gap, span["bbox"][0] - right)
-        right = span["bbox"][2]
+        bx0, by0, bx1, by1 = span["bbox"]
+        if right is not None and bx0 - right > max_gap:
+            max_gap = bx0 - right
+        right = bx1
         size = round(span["size"] * 2) / 2
         weights[size] = weights.get(size, 0) + visible
         flags = span["flags"]
-        bold = bold and bool(flags & 16 or _font_style(span["font"])[0])
-        italic = italic and bool(flags & 2 or _font_style(span["font"])[1])
-        bx0, by0, bx1, by1 = span["bbox"]
-        x0, y0, x1, y1 = min(x0, bx0), min(y0, by0), max(x1, bx1), max(y1, by1)
-    size = max(weights, key=lambda item: weights[item])
+        if bold or italic:
+            named_bold, named_italic = _font_style(span["font"])
+            bold = bold and bool(flags & 16 or named_bold)
+            italic = italic and bool(flags & 2 or named_italic)
+        if bx0 < x0:
+            x0 = bx0
+        if by0 < y0:
+            y0 = by0
+        if bx1 > x1:
+            x1 = bx1
+        if by1 > y1:
+            y1 = by1
+    size = max(weights, key=weights.__getitem__) if len(weights) > 1 else next(iter(weights))
     spaced = "  " in text.strip()
     chars = sum(weights.values())
     return Line(clean, (x0, y0, x1, y1), size, bold, italic, block, chars, max_gap, 1, clean, spaced=spaced)
@@ -211,6 +222,13 @@ def _split_at_gutter(block: dict[str, Any], width: float) -> list[dict[str, Any]
     lines = block.get("lines", [])
     if len(lines) < 3:
         return [block]
+    # A span across the middle of the page (from left of its 30% to right of its 70%) leaves no gutter.
+    left, right = width * 0.3, width * 0.7
+    for line in lines:
+        for span in line["spans"]:
+            box = span["bbox"]
+            if box[0] < left and box[2] > right and span["text"].strip():
+                return [block]
     spans = sorted(
         (span["bbox"][0], span["bbox"][2]) for line in lines for span in line["spans"] if span["text"].strip()
     )
@@ -315,7 +333,7 @@ def _rules(drawings: list[dict[str, Any]]) -> list[tuple[float, float, float, fl
     found = []
     for path in drawings:
         x0, y0, x1, y1 = path["rect"]
-        if y1 - y0 <= 2.5 and x1 - x0 >= 4:
+        if y1 - y0 <= THIN_POINTS and x1 - x0 >= 4:
             found.append((x0, y0, x1, y1))
     return found
 
@@ -359,12 +377,9 @@ def _mark_underlines(page: Any, lines: list[Line], drawings: Callable[[], list[d
     rules = _rules(drawings())
     if not rules:
         return
-    links = [tuple(link["from"]) for link in page.get_links() if "from" in link]
+    links: list[tuple[float, ...]] | None = None  # read once, when a line has an underline
     for line in wanted:
         x0, y0, x1, y1 = line.bbox
-        middle_x, middle_y = (x0 + x1) / 2, (y0 + y1) / 2
-        if any(lx0 <= middle_x <= lx1 and ly0 <= middle_y <= ly1 for lx0, ly0, lx1, ly1 in links):
-            continue
         width, height = x1 - x0, y1 - y0
         for rx0, ry0, rx1, ry1 in rules:
             middle = (ry0 + ry1) / 2
@@ -372,7 +387,10 @@ def _mark_underlines(page: Any, lines: list[Line], drawings: Callable[[], list[d
                 continue
             covered = min(x1, rx1) - max(x0, rx0)
             if covered >= 0.6 * width and rx1 - rx0 <= 1.3 * width + 12:
-                line.underlined = True
+                if links is None:
+                    links = [tuple(link["from"]) for link in page.get_links() if "from" in link]
+                mx, my = (x0 + x1) / 2, (y0 + y1) / 2
+                line.underlined = not any(a <= mx <= c and b <= my <= d for a, b, c, d in links)
                 break
 
 
@@ -382,22 +400,30 @@ def read_page_lines(
     flags: int,
     *,
     textpage: Any = None,
+    data: dict[str, Any] | None = None,
     drawings: Callable[[], list[dict[str, Any]]] | None = None,
 ) -> PageLines:
     """The text lines of a PyMuPDF page in reading order (call while holding ``PYMUPDF_LOCK``); from
-    ``textpage`` when the caller has read the page's text already, and the page's drawings from
-    ``drawings`` when the caller reads them for something else too (they are read only when needed)."""
-    data = page.get_text("dict", flags=flags, textpage=textpage)
+    ``textpage`` or its ``dict`` text ``data`` when the caller has read the page's text already, and the
+    page's drawings from ``drawings`` when the caller reads them for something else too (they are read
+    only when needed: from the text's vector blocks when ``flags`` collect them, see
+    :func:`~extract_thinker_pageindex.tables.drawings.page_paths`)."""
+    if data is None:
+        data = page.get_text("dict", flags=flags, textpage=textpage)
+    if drawings is None:
+        drawings = (
+            functools.partial(page_paths, page, data["blocks"])
+            if (flags & VECTOR_FLAGS) == VECTOR_FLAGS
+            else page.get_cdrawings
+        )
     result = lines_from_blocks(data["blocks"], index, float(data["width"]), float(data["height"]))
-    _mark_underlines(page, result.lines, drawings or page.get_cdrawings)
+    _mark_underlines(page, result.lines, drawings)
     return result
 
 
 def lines_from_blocks(blocks: list[dict[str, Any]], index: int, width: float, height: float) -> PageLines:
     """The lines of a page's ``dict`` blocks (a text layer's, or what OCR read) in reading order."""
-    blocks = [
-        part for block in blocks if block.get("type", 0) == 0 for part in _split_at_gutter(block, width)
-    ]
+    blocks = [part for block in text_blocks(blocks) for part in _split_at_gutter(block, width)]
     result = PageLines(index=index, width=width, height=height)
     lines: list[Line] = []
     for number, block in enumerate(_column_order(blocks, result.width)):

@@ -47,6 +47,7 @@ from ..ocr.detect import needs_ocr
 from ..ocr.settings import OcrSettings
 from ..pages import PageSpec, normalize_page_spec
 from ..tables import find_page_tables
+from ..tables.drawings import VECTOR_FLAGS, page_paths
 from .pdf_contents import printed_toc_entries
 from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
 from .pdf_structure import (
@@ -462,7 +463,10 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
 def _text_flags() -> int:
     import pymupdf
 
-    return int(pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_LIGATURES & ~pymupdf.TEXT_PRESERVE_IMAGES)
+    # The drawn shapes' boxes come with the text (see ``page_paths``): rules and underlines without a
+    # second pass over the page.
+    dropped = pymupdf.TEXT_PRESERVE_LIGATURES | pymupdf.TEXT_PRESERVE_IMAGES
+    return int((pymupdf.TEXTFLAGS_DICT | VECTOR_FLAGS) & ~dropped)
 
 
 def parse_pdf_text(
@@ -515,8 +519,9 @@ def parse_pdf_text(
             pdf_page = document[index]
             # The text and the drawings are read once, for the lines, the underlines and the tables.
             textpage = pdf_page.get_textpage(flags=flags)
-            drawings = functools.cache(pdf_page.get_cdrawings)
-            page = read_page_lines(pdf_page, index, flags, textpage=textpage, drawings=drawings)
+            text = pdf_page.get_text("dict", flags=flags, textpage=textpage)
+            drawings = functools.cache(functools.partial(page_paths, pdf_page, text["blocks"]))
+            page = read_page_lines(pdf_page, index, flags, data=text, drawings=drawings)
             read.append(page)
             scanned = ocr is not None and needs_ocr(
                 pdf_page, "\n".join(line.text for line in page.lines), ocr.mode

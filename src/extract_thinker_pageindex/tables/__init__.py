@@ -12,6 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from .aligned import aligned_tables
+from .drawings import VECTOR_FLAGS, textpage_paths
 from .grid import markdown_table
 from .rows import Row, Word, page_rows, text_columns
 from .ruled import grid_tables
@@ -45,10 +46,19 @@ def find_page_tables(
 
     Args:
         page: A ``pymupdf.Page``.
-        textpage: The page's ``TextPage``, when the caller has one (it is made otherwise).
-        drawings: What gives the page's ``get_cdrawings()``, when the caller reads them for something
-            else too (called only when the page may hold a table).
+        textpage: The page's ``TextPage``, when the caller has one (it is made otherwise, with the boxes
+            of the page's drawn shapes: :data:`~.drawings.VECTOR_FLAGS`).
+        drawings: What gives the page's drawn lines (shaped as ``get_cdrawings()`` gives them, for
+            example :func:`~.drawings.textpage_paths`), called only when the page may hold a table; by
+            default read from the text page this function made, else by ``page.get_cdrawings()``.
     """
+    if textpage is None:
+        import pymupdf
+
+        textpage = page.get_textpage(flags=pymupdf.TEXTFLAGS_WORDS | VECTOR_FLAGS)
+        if drawings is None:
+            made = textpage
+            drawings = lambda: textpage_paths(page, made)  # noqa: E731
     words: list[Word] = [
         word[:5] for word in page.get_text("words", textpage=textpage) if not word[4].isspace()
     ]

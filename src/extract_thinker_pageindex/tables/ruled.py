@@ -11,6 +11,7 @@ across its row where its text runs across that rule's place.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from typing import Any
 
 from .grid import Grid, Rule, cell_rows, group_rules
@@ -38,26 +39,60 @@ def _add_line(across: list[Rule], down: list[Rule], x0: float, y0: float, x1: fl
         down.append(Rule(False, (x0 + x1) / 2, round(low), round(high)))
 
 
+def _box(item: Sequence[Any]) -> tuple[float, float, float, float]:
+    # A rectangle may be stored from its right or bottom edge: its width is then negative.
+    (x0, x1), (y0, y1) = sorted(item[1][0:3:2]), sorted(item[1][1:4:2])
+    return x0, y0, x1, y1
+
+
+def _add_bar(across: list[Rule], down: list[Rule], x0: float, y0: float, x1: float, y1: float) -> None:
+    """A thin bar: a rule along its length."""
+    if x1 - x0 > y1 - y0:
+        _add_line(across, down, x0, (y0 + y1) / 2, x1, (y0 + y1) / 2)
+    else:
+        _add_line(across, down, (x0 + x1) / 2, y0, (x0 + x1) / 2, y1)
+
+
 def page_rules(drawings: list[dict[str, Any]]) -> tuple[list[Rule], list[Rule]]:
-    """The horizontal and vertical rules among a page's drawings (``page.get_cdrawings()``)."""
+    """The horizontal and vertical rules among a page's drawings (``page.get_cdrawings()``).
+
+    A thin bar filled between two stretches of shading of its own colour (filled rectangles thicker than
+    a rule, ending on its one long side and starting on the other) is a sliver of that shading, the gap
+    between a shaded row's cells, and no rule."""
     across: list[Rule] = []
     down: list[Rule] = []
+    bars: list[tuple[Any, float, float, float, float]] = []  # filled thin bars: (fill, box)
+    shading: set[tuple[Any, str, float]] = set()  # (fill, side, place) of each side of the shading
     for path in drawings:
-        stroked = "s" in (path.get("type") or "")
+        kind = path.get("type") or ""
+        fill = path.get("fill") if kind == "f" else None
         for item in path.get("items", ()):
-            kind = item[0]
-            if kind == "l":
+            if item[0] == "l":
                 (ax, ay), (bx, by) = item[1][:2], item[2][:2]
                 _add_line(across, down, ax, ay, bx, by)
-            elif kind == "re":
-                x0, y0, x1, y1 = item[1][:4]
-                if y1 - y0 <= MAX_RULE_POINTS and x1 - x0 > y1 - y0:  # a thin bar across
-                    _add_line(across, down, x0, (y0 + y1) / 2, x1, (y0 + y1) / 2)
-                elif x1 - x0 <= MAX_RULE_POINTS:  # a thin bar down
-                    _add_line(across, down, (x0 + x1) / 2, y0, (x0 + x1) / 2, y1)
-                elif stroked:
+            elif item[0] == "re":
+                x0, y0, x1, y1 = _box(item)
+                if min(x1 - x0, y1 - y0) <= MAX_RULE_POINTS:
+                    if fill is None:
+                        _add_bar(across, down, x0, y0, x1, y1)
+                    else:
+                        bars.append((fill, x0, y0, x1, y1))
+                elif fill is not None:
+                    shading.add((fill, "x0", round(x0, 1)))
+                    shading.add((fill, "x1", round(x1, 1)))
+                    shading.add((fill, "y0", round(y0, 1)))
+                    shading.add((fill, "y1", round(y1, 1)))
+                elif "s" in kind:  # a stroked box: its four sides
                     for line in ((x0, y0, x1, y0), (x0, y1, x1, y1), (x0, y0, x0, y1), (x1, y0, x1, y1)):
                         _add_line(across, down, *line)
+    for fill, x0, y0, x1, y1 in bars:
+        if shading and (
+            (fill, "y1", round(y0, 1)) in shading and (fill, "y0", round(y1, 1)) in shading
+            if x1 - x0 > y1 - y0
+            else (fill, "x1", round(x0, 1)) in shading and (fill, "x0", round(x1, 1)) in shading
+        ):
+            continue
+        _add_bar(across, down, x0, y0, x1, y1)
     return across, down
 
 
