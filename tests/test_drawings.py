@@ -5,14 +5,17 @@ text blocks as they are without the shapes, and slivers of shading that are no r
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
 
 import pymupdf
+import pytest
 
 from extract_thinker_pageindex.tables import find_page_tables
 from extract_thinker_pageindex.tables.drawings import VECTOR_FLAGS, page_paths, text_blocks, textpage_paths
 from extract_thinker_pageindex.tables.ruled import page_rules
 
 DICT_FLAGS = pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES
+DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
 
 def rules(drawings: list[dict]) -> set[tuple[bool, int, int, int]]:
@@ -130,6 +133,9 @@ def test_slivers_of_shading_between_a_rows_cells_are_no_rules():
             page.draw_rect(pymupdf.Rect(72, y, 400, y + 0.7), color=None, fill=(0, 0, 0))
         page.draw_rect(pymupdf.Rect(72, 280, 400, 299), color=None, fill=(0, 0, 0))  # a black band...
         page.draw_rect(pymupdf.Rect(72, 299, 400, 299.7), color=None, fill=(0, 0, 0))  # ...and a rule
+        page.insert_text((76, 293), "Revenue", fontsize=8, color=(1, 1, 1))  # white on the black band
+        page.insert_text((250, 293), "1,000", fontsize=8, color=(1, 1, 1))
+        page.insert_text((350, 293), "5,000", fontsize=8, color=(1, 1, 1))
         page.insert_text((76, 308), "Total", fontsize=8)
         page.insert_text((250, 308), "1,234", fontsize=8)
         page.insert_text((350, 308), "5,678", fontsize=8)
@@ -137,7 +143,9 @@ def test_slivers_of_shading_between_a_rows_cells_are_no_rules():
             found = rules(drawings)
             assert not any(not horizontal for horizontal, *_ in found)  # the gaps at 200 and 300
             assert {at for _, at, *_ in found} == {299, 310, 312}
-        assert all(table.ruling != "grid" for table in find_page_tables(page))
+        (table,) = find_page_tables(page)  # two rows of figures: the finder reads the drawings
+        assert table.ruling != "grid"
+        assert table.rows[-1] == ["Total", "1,234", "5,678"]
 
 
 def test_a_rectangle_stored_from_its_right_edge_is_shading_not_a_rule():
@@ -157,3 +165,111 @@ def test_page_paths_of_a_text_page_without_shapes_is_empty():
         page = document.new_page(width=612, height=792)
         page.insert_text((72, 100), "No drawing on this page", fontsize=10)
         assert page_paths(page, page.get_text("dict", flags=DICT_FLAGS | VECTOR_FLAGS)["blocks"]) == []
+
+
+def test_a_thick_shape_that_is_no_rectangle_is_no_rule_and_does_not_make_the_page_read_its_drawings():
+    """A chart's filled triangle: its drawn path has a straight base, its box is all the text page knows."""
+    with pymupdf.open() as document:
+        page = document.new_page(width=612, height=792)
+        shape = page.new_shape()
+        shape.draw_polyline([(100, 300), (200, 200), (300, 300), (100, 300)])
+        shape.finish(color=None, fill=(0.2, 0.4, 0.8), closePath=True)
+        shape.commit()
+        (drawn,) = page.get_cdrawings()
+        assert ("l", (300.0, 300.0), (100.0, 300.0)) in [
+            (kind, *map(tuple, ends)) for kind, *ends in drawn["items"]
+        ]
+        assert rules([drawn]) == set()  # its straight base is an edge of a filled outline, no rule
+        assert vector_paths(page) == []
+
+
+def test_a_rule_between_shading_that_does_not_line_it_stays_a_rule():
+    """Rules of a header band's colour: the column rules run past the band through the white body, and a
+    rule under a table ends where two boxes in the margin meet. Neither is a sliver."""
+    with pymupdf.open() as document:
+        page = document.new_page(width=612, height=792)
+        navy = (0.1, 0.1, 0.4)
+        xs = [72, 200, 300, 400]
+        for x0, x1 in itertools.pairwise(xs):  # the header band, cell by cell, between the rules
+            page.draw_rect(pymupdf.Rect(x0 + 0.6, 100, x1 - 0.6, 115), color=None, fill=navy)
+        for x in xs:
+            page.draw_rect(pymupdf.Rect(x - 0.6, 100, x + 0.6, 200), color=None, fill=navy)
+        page.draw_rect(pymupdf.Rect(72, 400, 300, 400.5), color=None, fill=(0, 0, 0))
+        page.draw_rect(pymupdf.Rect(450, 380, 540, 400), color=None, fill=(0, 0, 0))
+        page.draw_rect(pymupdf.Rect(450, 400.5, 540, 420), color=None, fill=(0, 0, 0))
+        for drawings in (page.get_cdrawings(), vector_paths(page)):
+            found = rules(drawings)
+            assert {at for horizontal, at, *_ in found if not horizontal} == {72, 200, 300, 400}
+            assert (True, 400, 72, 300) in found
+
+
+def test_invisible_bars_give_no_rules_where_a_stroked_box_makes_the_page_read_its_drawings():
+    with pymupdf.open() as document:
+        page = document.new_page(width=612, height=792)
+        shape = page.new_shape()
+        for y in (300, 320, 340):
+            shape.draw_rect(pymupdf.Rect(72, y, 400, y + 0.8))
+        shape.finish(color=None, fill=(0, 0, 0), fill_opacity=0)
+        shape.commit()
+        page.draw_rect(pymupdf.Rect(72, 500, 300, 560), color=(0, 0, 0), width=2)  # a thick stroked box
+        for drawings in (page.get_cdrawings(), vector_paths(page)):
+            assert {at for _, at, *_ in rules(drawings)} == {500, 560, 72, 300}  # the box's sides only
+
+
+def test_a_stroked_line_read_from_its_box_ends_where_it_is_drawn():
+    with pymupdf.open() as document:
+        page = document.new_page(width=612, height=792)
+        shape = page.new_shape()
+        shape.draw_line((100, 300), (350, 300))
+        shape.finish(color=(0, 0, 0), width=0.8)
+        shape.commit()
+        (path,) = vector_paths(page)
+        (_, start, end) = path["items"][0]
+        assert abs(start[0] - 100) < 0.1 and abs(end[0] - 350) < 0.1 and abs(start[1] - 300) < 0.1
+
+
+def replayed(lines: list[tuple[float, float, str]], *, font: str = "helv", fontfile: str | None = None):
+    """Each ``(x, baseline, text)`` written at 10 pt with a rule drawn under the first line, between its
+    text and the next's: MuPDF's blocks without the shapes, and :func:`text_blocks` of them with."""
+    with pymupdf.open() as document:
+        page = document.new_page(width=612, height=792)
+        if fontfile:
+            page.insert_font(fontname=font, fontfile=fontfile)
+        for number, (x, y, text) in enumerate(lines):
+            page.insert_text((x, y), text, fontsize=10, fontname=font)
+            if number == 0:
+                page.draw_line((x, y + 2), (x + 80, y + 2), width=0.5)
+        plain = line_groups(page.get_text("dict", flags=DICT_FLAGS)["blocks"])
+        shaped = page.get_text("dict", flags=DICT_FLAGS | VECTOR_FLAGS)["blocks"]
+        joined = text_blocks(shaped)
+    return plain, line_groups(joined), joined
+
+
+def test_the_replayed_blocks_follow_mupdfs_indent_and_bullet_rules():
+    # 1.2 font sizes down: a new line of the same block, unless indented (a new paragraph), unless the
+    # line before opens with a figure or a bullet (a list item's next line is indented under its text);
+    # 2 font sizes down: a new paragraph.
+    cases = {
+        "flush": [(72, 100, "A first line of running text"), (72, 112, "and its second line")],
+        "indented": [(72, 100, "A first line of running text"), (90, 112, "An indented next paragraph")],
+        "numbered": [(72, 100, "1. A numbered item of the list"), (90, 112, "goes on under its text")],
+        "apart": [(72, 100, "A paragraph's last line"), (72, 120, "A paragraph two font sizes below")],
+    }
+    sizes = {}
+    for name, lines in cases.items():
+        plain, joined, blocks = replayed(lines)
+        assert joined == plain
+        sizes[name] = [len(group) for group in plain]
+        if len(blocks) == 1:
+            union = blocks[0]["bbox"]
+            assert union[1] < 95 and union[3] > 112  # the joined block's box holds both lines
+    assert sizes == {"flush": [2], "indented": [1, 1], "numbered": [2], "apart": [1, 1]}
+
+
+def test_the_replayed_blocks_of_right_to_left_text_are_mupdfs():
+    if not DEJAVU.exists():
+        pytest.skip("needs a TrueType font with Hebrew glyphs (DejaVu Sans; CI installs it)")
+    lines = [(100, 100, "שלום עולם זה טקסט"), (100, 112, "שורה שנייה של טקסט")]
+    plain, joined, _ = replayed(lines, font="dejavu", fontfile=str(DEJAVU))
+    assert [len(group) for group in plain] == [2]
+    assert joined == plain

@@ -20,6 +20,7 @@ from .pdf import (
     PYMUPDF_LOCK,
     PdfSource,
     describe_source,
+    fewer_collections,
     load_pymupdf,
     open_pdf,
     pdf_errors,
@@ -187,7 +188,12 @@ def read_pdf_pages(
     flags = _text_flags()
     name = describe_source(source)
     data = read_pdf_bytes(source, name)  # once: OCR workers open these same bytes
-    with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
+    with (
+        fewer_collections(),
+        open_pdf(data, password=password, name=name) as document,
+        PYMUPDF_LOCK,
+        pdf_errors(name),
+    ):
         selected = normalize_page_spec(pages, document.page_count)
         for index in range(document.page_count):
             if selected is not None and index not in selected:

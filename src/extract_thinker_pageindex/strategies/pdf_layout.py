@@ -114,7 +114,7 @@ def _right_to_left(text: str) -> bool:
     """Whether most letters of ``text`` are of a right-to-left script (Hebrew, Arabic, Syriac, Thaana...)."""
     if _RTL.search(text) is None:
         return False  # the common case, found at C speed
-    letters = sum(char.isalpha() for char in text)
+    letters = sum(map(str.isalpha, text))
     return letters > 0 and len(_RTL.findall(text)) > letters / 2
 
 
@@ -223,47 +223,55 @@ def _split_at_gutter(block: dict[str, Any], width: float) -> list[dict[str, Any]
     if len(lines) < 3:
         return [block]
     # A span across the middle of the page (from left of its 30% to right of its 70%) leaves no gutter.
-    left, right = width * 0.3, width * 0.7
+    low, high = width * 0.3, width * 0.7
+    spans = []
     for line in lines:
         for span in line["spans"]:
-            box = span["bbox"]
-            if box[0] < left and box[2] > right and span["text"].strip():
-                return [block]
-    spans = sorted(
-        (span["bbox"][0], span["bbox"][2]) for line in lines for span in line["spans"] if span["text"].strip()
-    )
+            text = span["text"]
+            if text and not text.isspace():
+                x0, _, x1, _ = span["bbox"]
+                if x0 < low and x1 > high:
+                    return [block]
+                spans.append((x0, x1))
     if not spans:
         return [block]
+    spans.sort()
     gutter = None
     reach = spans[0][1]
     for x0, x1 in spans[1:]:
-        if x0 - reach >= 8 and width * 0.3 <= (x0 + reach) / 2 <= width * 0.7:
+        if x0 - reach >= 8 and low <= (x0 + reach) / 2 <= high:
             gutter = (x0 + reach) / 2
             break
         reach = max(reach, x1)
     if gutter is None:
         return [block]
-    sides: dict[str, list[dict[str, Any]]] = {"left": [], "right": []}
+    sides: dict[str, list[tuple[dict[str, Any], list[dict[str, Any]]]]] = {"left": [], "right": []}
     for line in lines:
-        for side, keep in (
-            ("left", lambda span: span["bbox"][2] <= gutter),
-            ("right", lambda span: span["bbox"][0] >= gutter),
-        ):
-            part = [span for span in line["spans"] if keep(span)]
+        left = [span for span in line["spans"] if span["bbox"][2] <= gutter]
+        right = [span for span in line["spans"] if span["bbox"][0] >= gutter]
+        for side, part in (("left", left), ("right", right)):
             if any(span["text"].strip() for span in part):
-                box = (
-                    min(span["bbox"][0] for span in part),
-                    min(span["bbox"][1] for span in part),
-                    max(span["bbox"][2] for span in part),
-                    max(span["bbox"][3] for span in part),
-                )
-                sides[side].append({**line, "spans": part, "bbox": box})
-    for side_lines in sides.values():
-        widths = sorted(line["bbox"][2] - line["bbox"][0] for line in side_lines)
-        if len(side_lines) < 3 or widths[len(widths) // 2] < width * COLUMN_MIN_WIDTH:
+                sides[side].append((line, part))
+    for side_parts in sides.values():
+        # Each side holds running text: its lines' median width is a column's (the widths are measured
+        # before any line is built).
+        widths = sorted(
+            max(span["bbox"][2] for span in part) - min(span["bbox"][0] for span in part)
+            for _, part in side_parts
+        )
+        if len(side_parts) < 3 or widths[len(widths) // 2] < width * COLUMN_MIN_WIDTH:
             return [block]
     result = []
-    for side_lines in sides.values():
+    for side_parts in sides.values():
+        side_lines = []
+        for line, part in side_parts:
+            box = (
+                min(span["bbox"][0] for span in part),
+                min(span["bbox"][1] for span in part),
+                max(span["bbox"][2] for span in part),
+                max(span["bbox"][3] for span in part),
+            )
+            side_lines.append({**line, "spans": part, "bbox": box})
         box = (
             min(line["bbox"][0] for line in side_lines),
             min(line["bbox"][1] for line in side_lines),
@@ -355,7 +363,7 @@ def _may_be_title(line: Line, lines: list[Line], position: int, units: Counter[i
         units[lines[after].block] >= 2 or lines[after].bbox[2] - lines[after].bbox[0] > 200
     ):
         return False  # nothing like a paragraph follows
-    letters = sum(char.isalpha() for char in text)
+    letters = sum(map(str.isalpha, text))
     return letters >= 2 and letters >= 0.5 * len(text.replace(" ", ""))
 
 
@@ -412,7 +420,7 @@ def read_page_lines(
         data = page.get_text("dict", flags=flags, textpage=textpage)
     if drawings is None:
         drawings = (
-            functools.partial(page_paths, page, data["blocks"])
+            functools.partial(page_paths, page, data["blocks"], hidden=False)
             if (flags & VECTOR_FLAGS) == VECTOR_FLAGS
             else page.get_cdrawings
         )

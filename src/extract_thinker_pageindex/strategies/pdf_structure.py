@@ -146,7 +146,7 @@ def heading_cue(line: Line, body: float) -> str | None:
         return "bold"
     if line.underlined:
         return "underline"
-    if line.caps and sum(char.isalpha() for char in line.text) >= 4:
+    if line.caps and sum(map(str.isalpha, line.text)) >= 4:
         return "caps"
     if _NUMBERED_PART.match(line.text) or _NUMBERED_ITEM.match(line.text):
         return "numbered"
@@ -172,7 +172,7 @@ def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
     text = line.text
     if len(text) > 150 or len(text.split()) > 18:
         return False  # checked first: most lines of a page are running text
-    letters = sum(char.isalpha() for char in text)
+    letters = sum(map(str.isalpha, text))
     if letters < 2:
         return False
     if letters < 0.5 * len(text.replace(" ", "")):

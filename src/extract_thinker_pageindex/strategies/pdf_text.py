@@ -48,6 +48,7 @@ from ..ocr.settings import OcrSettings
 from ..pages import PageSpec, normalize_page_spec
 from ..tables import find_page_tables
 from ..tables.drawings import VECTOR_FLAGS, page_paths
+from ..tables.ruled import may_hold_grid
 from .pdf_contents import printed_toc_entries
 from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
 from .pdf_structure import (
@@ -288,15 +289,22 @@ def _heading_level(level: int) -> Any:
 # -- tables and images --------------------------------------------------------------------------------
 
 
-def _may_hold_table(page: PageLines) -> bool:
-    """Whether the page has two rows of side-by-side text, read from its lines alone: a row is the lines
-    whose middles share a band, and it is side by side when it holds two pieces (lines beside each other,
-    a gap wider than the text's size between two runs of a line, or a run of spaces). The table finder
-    needs as much (two rows of segments apart) and reads the page's words for it; a page of running text
-    is passed over without reading them (on every page of the eval sets, no table is lost). A line much
-    taller than its type (a brace or a tall glyph joined beside it) may hide two rows in one band: then
-    the words are read."""
-    rows = pieces = 0
+# What a figure's text holds (see ``tables.rows.is_figure``): a digit, a dash, an asterisk, a currency
+# sign, or "n/a" or "nm".
+_MAY_BE_FIGURE = re.compile(r"[\d*$€£¥\-—–‒―]|\bn/?a\b|\bnm\b", re.IGNORECASE)
+
+
+def _may_hold_table(page: PageLines, drawings: Callable[[], list[dict[str, Any]]]) -> bool:
+    """Whether the page may hold a table, read from its lines (and its drawn shapes) alone. A row is the
+    lines whose middles share a band, and it is side by side when it holds two pieces (lines beside each
+    other, a gap wider than the text's size between two runs of a line, or a run of spaces). The table
+    finder needs two such rows, and two that may hold a figure (an aligned table's body rows) or two
+    shapes that may be rules down (a grid); it reads the page's words for it, so a page of running text
+    or of side-by-side prose is passed over without reading them (on every page of the eval sets, no
+    table is lost). A line much taller than its type (a brace or a tall glyph joined beside it) may hide
+    two rows in one band: then the words are read."""
+    rows = figures = pieces = 0
+    figure = False
     bottom = float("-inf")
     for line in sorted(page.lines, key=lambda line: line.bbox[1] + line.bbox[3]):
         if line.bbox[3] - line.bbox[1] > 2.5 * line.size:
@@ -307,10 +315,14 @@ def _may_hold_table(page: PageLines) -> bool:
             bottom = max(bottom, line.bbox[3])
         else:
             rows += pieces >= 2
-            bottom, pieces = line.bbox[3], count
-            if rows >= 2:
+            figures += pieces >= 2 and figure
+            bottom, pieces, figure = line.bbox[3], count, False
+            if rows >= 2 and figures >= 2:
                 return True
-    return rows + (pieces >= 2) >= 2
+        figure = figure or _MAY_BE_FIGURE.search(line.text) is not None
+    rows += pieces >= 2
+    figures += pieces >= 2 and figure
+    return rows >= 2 and (figures >= 2 or may_hold_grid(drawings()))
 
 
 def _page_tables(
@@ -503,6 +515,34 @@ def parse_pdf_text(
     Warns:
         PageIndexWarning: OCR failed on a page (it keeps its text layer).
     """
+    from ..pdf import fewer_collections
+
+    with fewer_collections():
+        return _parse_pdf_text(
+            data,
+            name=name,
+            pages=pages,
+            images=images,
+            tables=tables,
+            use_outline=use_outline,
+            password=password,
+            progress=progress,
+            ocr=ocr,
+        )
+
+
+def _parse_pdf_text(
+    data: bytes,
+    *,
+    name: str,
+    pages: PageSpec | None,
+    images: bool,
+    tables: bool,
+    use_outline: bool,
+    password: str | None,
+    progress: Progress | None,
+    ocr: OcrSettings | None,
+) -> PdfTextResult:
     from ..pdf import PYMUPDF_LOCK, open_pdf, pdf_errors, picture_png
 
     with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
@@ -520,8 +560,11 @@ def parse_pdf_text(
             # The text and the drawings are read once, for the lines, the underlines and the tables.
             textpage = pdf_page.get_textpage(flags=flags)
             text = pdf_page.get_text("dict", flags=flags, textpage=textpage)
+            # Underlines are looked for among the shapes the text page shows; tables read the drawings
+            # where a shape hides its lines (see ``page_paths``).
+            underlines = functools.partial(page_paths, pdf_page, text["blocks"], hidden=False)
             drawings = functools.cache(functools.partial(page_paths, pdf_page, text["blocks"]))
-            page = read_page_lines(pdf_page, index, flags, data=text, drawings=drawings)
+            page = read_page_lines(pdf_page, index, flags, data=text, drawings=underlines)
             read.append(page)
             scanned = ocr is not None and needs_ocr(
                 pdf_page, "\n".join(line.text for line in page.lines), ocr.mode
@@ -529,7 +572,7 @@ def parse_pdf_text(
             if scanned:
                 want_ocr.append(len(read) - 1)
             page_extras = PageExtras()
-            if tables and page.text_chars and not scanned and _may_hold_table(page):
+            if tables and page.text_chars and not scanned and _may_hold_table(page, drawings):
                 _page_tables(pdf_page, page, page_extras, textpage, drawings)
             extras.append(page_extras)
             image_places.append(_page_images(pdf_page, page, name) if images else [])

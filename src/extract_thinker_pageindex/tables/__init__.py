@@ -11,11 +11,11 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .aligned import aligned_tables
+from .aligned import MIN_BODY_ROWS, aligned_tables
 from .drawings import VECTOR_FLAGS, textpage_paths
 from .grid import markdown_table
 from .rows import Row, Word, page_rows, text_columns
-from .ruled import grid_tables
+from .ruled import grid_tables, may_hold_grid
 from .table import PageTable
 
 __all__ = [
@@ -71,13 +71,25 @@ def find_page_tables(
     if sum(1 for row in rows if len(row.segments) > 1) < 2:
         return []  # no two rows of side-by-side text: no table, and the drawings are never read
     read = drawings or page.get_cdrawings
+    shapes = read() if turn is None else _turned_drawings(read(), turn)
+    # Tables aligned by whitespace need two body rows (a figure after a row's first segment), grids two
+    # rules down: a page with neither is passed over.
+    if not may_hold_grid(shapes) and sum(1 for row in rows if _figure_after_label(row)) < MIN_BODY_ROWS:
+        return []
+    tables = tables_from_words(words, rows, shapes, width=float(page.rect.width))
     if turn is None:
-        return tables_from_words(words, rows, read(), width=float(page.rect.width))
-    tables = tables_from_words(words, rows, _turned_drawings(read(), turn), width=float(page.rect.width))
+        return tables
     back = tuple(page.derotation_matrix)
     for table in tables:
         table.bbox = turned_box(table.bbox, back)
     return tables
+
+
+def _figure_after_label(row: Row) -> bool:
+    """A figure after the row's first segment: what every body row of an aligned table holds, however
+    the row is cut into a page's two text columns."""
+    segments = row.segments
+    return len(segments) > 1 and any(segment.figure for segment in segments[1:])
 
 
 def reading_matrix(

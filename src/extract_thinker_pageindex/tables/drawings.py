@@ -4,7 +4,8 @@ Reading a page's drawings (``page.get_cdrawings()``) runs its content again and 
 reading its text. A text page made with :data:`VECTOR_FLAGS` holds a box for each drawn shape beside the
 text, for almost nothing more; :func:`page_paths` turns those boxes into the paths the rule finders read
 (shaped as ``get_cdrawings()`` gives them), and reads the drawings only on a page where a box hides its
-shape's geometry. :func:`text_blocks` gives such a text page's blocks as they are without the shapes.
+shape's geometry (a thick stroked rectangle), for the paths that meet it. :func:`text_blocks` gives such
+a text page's blocks as they are without the shapes.
 """
 
 from __future__ import annotations
@@ -34,21 +35,24 @@ _BULLET_RANGES = (
 )  # fmt: skip
 
 
-def page_paths(page: Any, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def page_paths(page: Any, blocks: list[dict[str, Any]], *, hidden: bool = True) -> list[dict[str, Any]]:
     """The page's drawn lines, as ``page.get_cdrawings()`` gives them (each a path with its ``rect`` and its
     ``items``), from the vector blocks of a text page read with ``TEXT_COLLECT_VECTORS``, which cost
     almost nothing beside the text where reading the drawings costs as much as the text itself.
 
     A vector block holds one shape's box and colour. A filled shape at most :data:`THIN_POINTS` thick is
-    a bar; a thicker one is shading, given only in the colour of a bar (what tells a sliver of shading
-    from a rule, see :func:`~.ruled.page_rules`). A stroked shape that thin is a line along its length:
-    its box runs half its thickness past the line's ends, so the line is drawn back by that much. An
-    invisible shape is left out. A thicker stroked shape's box is widened by its stroke and mitre, and a
-    filled outline that is no rectangle (a frame) hides its edges: on a page with one of those the
-    drawings are read instead.
+    a bar; a thicker filled rectangle is shading, given only in the colour of a bar (what tells a sliver
+    of shading from a rule, see :func:`~.ruled.page_rules`). A stroked shape that thin is a line along its
+    length: its box runs half its thickness past the line's ends, so the line is drawn back by that much.
+    A thicker shape that is no rectangle (a curve, a polygon: a chart's, a map's) is no rule, and an
+    invisible shape is left out. A thicker stroked rectangle may be a cell's border or a thick line (its
+    box is widened by its stroke and mitre): the page's drawings are read for the stroked paths that meet
+    such a box, which are given as drawn (with ``hidden=False``, what looking for underlines needs, they
+    are passed over).
     """
     paths: list[dict[str, Any]] = []
     shading: list[tuple[int, tuple[float, float, float, float]]] = []
+    boxes: list[tuple[float, float, float, float]] = []  # stroked rectangles that hide their shape
     fills: dict[int, tuple[float, ...]] = {}  # the colours of bars, as get_cdrawings() gives them: 0-1 RGB
     for block in blocks:
         if block.get("type") != 3:
@@ -56,19 +60,25 @@ def page_paths(page: Any, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         x0, y0, x1, y1 = box = block["bbox"]
         stroked = block["stroked"]
         thickness = min(x1 - x0, y1 - y0)
-        if thickness > THIN_POINTS:
-            if stroked or not block["isrect"]:
-                return list(page.get_cdrawings())
-            if block["alpha"]:
-                shading.append((block["color"], box))
-            continue
         if not block["alpha"]:
+            continue
+        if thickness > THIN_POINTS:
+            if not block["isrect"]:
+                continue  # a curve, a polygon: a chart's, a map's, a picture's, no rule
+            if stroked:
+                boxes.append(box)
+            else:
+                shading.append((block["color"], box))
             continue
         if not stroked:
             colour = block["color"]
             fill = fills.get(colour)
             if fill is None:
-                fill = fills[colour] = tuple((colour >> shift & 255) / 255 for shift in (16, 8, 0))
+                fill = fills[colour] = (
+                    (colour >> 16 & 255) / 255,
+                    (colour >> 8 & 255) / 255,
+                    (colour & 255) / 255,
+                )
             paths.append({"type": "f", "rect": box, "fill": fill, "items": [("re", box, 1)]})
             continue
         inset = thickness / 2
@@ -85,7 +95,21 @@ def page_paths(page: Any, blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
         for colour, box in shading
         if colour in fills
     )
+    if boxes and hidden:
+        paths.extend(_stroked_paths(page, boxes))
     return paths
+
+
+def _stroked_paths(page: Any, boxes: list[tuple[float, float, float, float]]) -> list[dict[str, Any]]:
+    """The page's drawn stroked paths (``get_cdrawings()``) that meet one of ``boxes``, visible ones."""
+    found = []
+    for path in page.get_cdrawings():
+        if "s" not in (path.get("type") or "") or path.get("stroke_opacity", 1) == 0:
+            continue
+        x0, y0, x1, y1 = path["rect"]
+        if any(x0 <= b2 and b0 <= x1 and y0 <= b3 and b1 <= y1 for b0, b1, b2, b3 in boxes):
+            found.append(path)
+    return found
 
 
 def textpage_paths(page: Any, textpage: Any) -> list[dict[str, Any]]:
@@ -115,8 +139,16 @@ def _new_paragraph(before: dict[str, Any], after: dict[str, Any]) -> bool:
         return False
     if offset > _PARAGRAPH_DIST:
         return True
+    if first.get("wmode", 0):
+        return False  # MuPDF tests the indent of horizontal writing only
     start = last["spans"][0]
-    return px - start["origin"][0] > _INDENT_POINTS and not _bullet(start["text"][:1])
+    if abs(ey) < 0.001:
+        # Horizontal either way: MuPDF compares the x of the first glyph drawn on each line, its edge
+        # against the writing direction (whatever order right-to-left text is given in).
+        px, sx = (first["bbox"][0], last["bbox"][0]) if ex > 0 else (first["bbox"][2], last["bbox"][2])
+    else:
+        sx = start["origin"][0]
+    return px - sx > _INDENT_POINTS and not _bullet(start["text"][:1])
 
 
 def text_blocks(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:

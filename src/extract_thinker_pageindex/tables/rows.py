@@ -57,10 +57,10 @@ class Segment:
 
     __slots__ = ("_figure", "_text", "words", "x0", "x1")
 
-    def __init__(self, words: list[Word]) -> None:
+    def __init__(self, words: list[Word], x1: float | None = None) -> None:
         self.words = words
         self.x0 = words[0][0]
-        self.x1 = max(word[2] for word in words)
+        self.x1 = max([word[2] for word in words]) if x1 is None else x1  # the caller may know it
         self._text: str | None = None
         self._figure: bool | None = None
 
@@ -121,8 +121,10 @@ def page_rows(words: list[Word]) -> list[Row]:
     """
     rows: list[list[Word]] = []
     low = high = 0.0
-    for _middle, _x0, word in sorted([((word[1] + word[3]) / 2, word[0], word) for word in words]):
-        if rows and low <= _middle <= high:
+    keyed = [((word[1] + word[3]) / 2, word[0], word) for word in words]
+    keyed.sort()
+    for middle, _x0, word in keyed:
+        if rows and low <= middle <= high:
             rows[-1].append(word)
         else:
             rows.append([word])
@@ -131,24 +133,36 @@ def page_rows(words: list[Word]) -> list[Row]:
     for members in rows:
         if len(members) == 1:
             word = members[0]
-            result.append(Row(word[1], word[3], [Segment(members)]))
+            result.append(Row(word[1], word[3], [Segment(members, word[2])]))
             continue
         members.sort()
         heights = sorted([word[3] - word[1] for word in members])
         gap = SEGMENT_GAP * heights[len(heights) // 2]
-        pieces: list[list[Word]] = [[members[0]]]
-        right = members[0][2]
+        first = members[0]
+        pieces: list[list[Word]] = [[first]]
+        ends = [first[2]]  # each piece's right edge
+        right = first[2]
+        top, bottom = first[1], first[3]
+        currency = first[4] in _CURRENCIES
         for word in members[1:]:
+            x0, y0, x1, y1, text = word
             # A currency sign opens its column's cell, however close it stands to the figure before it.
-            if word[0] - right <= gap and word[4] not in _CURRENCIES:
+            if x0 - right <= gap and text not in _CURRENCIES:
                 pieces[-1].append(word)
+                if x1 > ends[-1]:
+                    ends[-1] = x1
             else:
                 pieces.append([word])
-            right = word[2]
-        segments = [Segment(piece) for piece in pieces]
-        if len(segments) > 1 and any(piece[0][4] in _CURRENCIES for piece in pieces):
+                ends.append(x1)
+                currency = currency or text in _CURRENCIES
+            right = x1
+            if y0 < top:
+                top = y0
+            if y1 > bottom:
+                bottom = y1
+        segments = [Segment(piece, end) for piece, end in zip(pieces, ends, strict=True)]
+        if len(segments) > 1 and currency:
             segments = _currency_joined(segments)
-        top, bottom = min([word[1] for word in members]), max([word[3] for word in members])
         result.append(Row(top, bottom, segments))
     return result
 

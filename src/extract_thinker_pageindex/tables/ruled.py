@@ -18,7 +18,7 @@ from .grid import Grid, Rule, cell_rows, group_rules
 from .rows import Word, is_figure, is_year
 from .table import PageTable
 
-__all__ = ["grid_tables", "page_rules"]
+__all__ = ["grid_tables", "may_hold_grid", "page_rules"]
 
 #: A rule is at most this thick (points); shading is thicker.
 MAX_RULE_POINTS = 2.5
@@ -53,21 +53,47 @@ def _add_bar(across: list[Rule], down: list[Rule], x0: float, y0: float, x1: flo
         _add_line(across, down, (x0 + x1) / 2, y0, (x0 + x1) / 2, y1)
 
 
+#: A thin bar is a sliver of shading when shading of its colour lines this share of its length on each side.
+SLIVER_COVER = 0.9
+
+
+def _covered(spans: list[tuple[float, float]], low: float, high: float) -> float:
+    """The share of ``low``..``high`` that ``spans`` cover."""
+    covered, reach = 0.0, low
+    for start, end in sorted(spans):
+        start, end = max(start, reach), min(end, high)
+        if end > start:
+            covered += end - start
+            reach = end
+    return covered / (high - low) if high > low else 0.0
+
+
 def page_rules(drawings: list[dict[str, Any]]) -> tuple[list[Rule], list[Rule]]:
     """The horizontal and vertical rules among a page's drawings (``page.get_cdrawings()``).
 
-    A thin bar filled between two stretches of shading of its own colour (filled rectangles thicker than
-    a rule, ending on its one long side and starting on the other) is a sliver of that shading, the gap
-    between a shaded row's cells, and no rule."""
+    Invisible paths give none. A filled outline that is no rectangle gives a bar when it is thin, and no
+    rule otherwise (a chart's or a map's shapes; the text page's boxes of shapes say as much, see
+    :func:`~.drawings.page_paths`). A thin bar filled between two stretches of shading of its own colour
+    (filled rectangles thicker than a rule, lining :data:`SLIVER_COVER` of its length on both its long
+    sides) is a sliver of that shading, the gap between a shaded row's cells, and no rule."""
     across: list[Rule] = []
     down: list[Rule] = []
     bars: list[tuple[Any, float, float, float, float]] = []  # filled thin bars: (fill, box)
-    shading: set[tuple[Any, str, float]] = set()  # (fill, side, place) of each side of the shading
+    # Each side of the shading, (fill, side, place), with the stretches it runs along that side.
+    shading: dict[tuple[Any, str, float], list[tuple[float, float]]] = {}
     for path in drawings:
         kind = path.get("type") or ""
         fill = path.get("fill") if kind == "f" else None
+        if (kind == "f" and path.get("fill_opacity", 1) == 0) or (
+            kind == "s" and path.get("stroke_opacity", 1) == 0
+        ):
+            continue
+        outline = False  # a filled outline's edges are read once, from its box
         for item in path.get("items", ()):
             if item[0] == "l":
+                if kind == "f":
+                    outline = True
+                    continue
                 (ax, ay), (bx, by) = item[1][:2], item[2][:2]
                 _add_line(across, down, ax, ay, bx, by)
             elif item[0] == "re":
@@ -78,27 +104,63 @@ def page_rules(drawings: list[dict[str, Any]]) -> tuple[list[Rule], list[Rule]]:
                     else:
                         bars.append((fill, x0, y0, x1, y1))
                 elif fill is not None:
-                    shading.add((fill, "x0", round(x0, 1)))
-                    shading.add((fill, "x1", round(x1, 1)))
-                    shading.add((fill, "y0", round(y0, 1)))
-                    shading.add((fill, "y1", round(y1, 1)))
+                    for side, place, span in (
+                        ("x0", x0, (y0, y1)),
+                        ("x1", x1, (y0, y1)),
+                        ("y0", y0, (x0, x1)),
+                        ("y1", y1, (x0, x1)),
+                    ):
+                        shading.setdefault((fill, side, round(place, 1)), []).append(span)
                 elif "s" in kind:  # a stroked box: its four sides
                     for line in ((x0, y0, x1, y0), (x0, y1, x1, y1), (x0, y0, x0, y1), (x1, y0, x1, y1)):
                         _add_line(across, down, *line)
+        if outline:
+            x0, y0, x1, y1 = path["rect"]
+            if min(x1 - x0, y1 - y0) <= MAX_RULE_POINTS:
+                bars.append((fill, x0, y0, x1, y1))
     for fill, x0, y0, x1, y1 in bars:
-        if shading and (
-            (fill, "y1", round(y0, 1)) in shading and (fill, "y0", round(y1, 1)) in shading
-            if x1 - x0 > y1 - y0
-            else (fill, "x1", round(x0, 1)) in shading and (fill, "x0", round(x1, 1)) in shading
-        ):
-            continue
+        if shading and fill is not None:
+            if x1 - x0 > y1 - y0:  # across: shading ends on its top and starts under it
+                before, after, low, high = (fill, "y1", round(y0, 1)), (fill, "y0", round(y1, 1)), x0, x1
+            else:
+                before, after, low, high = (fill, "x1", round(x0, 1)), (fill, "x0", round(x1, 1)), y0, y1
+            if (
+                _covered(shading.get(before, []), low, high) >= SLIVER_COVER
+                and _covered(shading.get(after, []), low, high) >= SLIVER_COVER
+            ):
+                continue
         _add_bar(across, down, x0, y0, x1, y1)
     return across, down
 
 
+def _may_run_down(path: dict[str, Any]) -> bool:
+    """Whether a path may hold a rule down: it is tall enough, and not one shaded rectangle."""
+    x0, y0, x1, y1 = path["rect"]
+    if abs(y1 - y0) < MIN_RULE_POINTS:
+        return False
+    items = path.get("items", ())
+    return not (
+        len(items) == 1 and items[0][0] == "re" and path.get("type") == "f" and abs(x1 - x0) > MAX_RULE_POINTS
+    )
+
+
+def may_hold_grid(drawings: list[dict[str, Any]]) -> bool:
+    """Whether a page's drawings hold two shapes that could be rules down, as a grid needs."""
+    found = 0
+    for path in drawings:
+        if _may_run_down(path):
+            found += 1
+            if found == 2:
+                return True
+    return False
+
+
 def grid_tables(drawings: list[dict[str, Any]], words: list[Word]) -> list[PageTable]:
     """The tables ruled into a grid of at least two rows of cells' rules and two columns, with words in
-    more than one of their cells."""
+    more than one of their cells. A page with fewer than two shapes that could be rules down (a grid
+    needs two) has no grid, and its rules are not read."""
+    if not may_hold_grid(drawings):
+        return []
     across, down = page_rules(drawings)
     tables = []
     for grid in _stacked(group_rules(across, down, MEET_POINTS)):
