@@ -14,6 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..boxes import union_rect
 from ..tables.drawings import THIN_POINTS, VECTOR_FLAGS, page_paths, text_blocks
 
 __all__ = ["Line", "PageLines", "lines_from_blocks", "read_page_lines"]
@@ -69,6 +70,8 @@ def _font_style(font: str) -> tuple[bool, bool]:
 
 
 def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
+    if len(spans) == 1:
+        return _line_from_span(spans[0], block)
     text = "".join([span["text"] for span in spans])
     clean = " ".join(text.split())
     if not clean:
@@ -107,6 +110,29 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
     return Line(clean, (x0, y0, x1, y1), size, bold, italic, block, chars, max_gap, 1, clean, spaced=spaced)
 
 
+def _line_from_span(span: dict[str, Any], block: int) -> Line | None:
+    """:func:`_line_from_spans` of a line of one span (most lines)."""
+    text = span["text"]
+    clean = " ".join(text.split())
+    if not clean:
+        return None
+    flags = span["flags"]
+    named_bold, named_italic = _font_style(span["font"])
+    return Line(
+        clean,
+        tuple(span["bbox"]),
+        round(span["size"] * 2) / 2,
+        bool(flags & 16 or named_bold),
+        bool(flags & 2 or named_italic),
+        block,
+        len(text.strip()),
+        0.0,
+        1,
+        clean,
+        spaced="  " in text.strip(),
+    )
+
+
 _RTL = re.compile(r"[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufeff]")
 
 
@@ -126,29 +152,30 @@ def _join_side_by_side(first: Line, second: Line) -> Line:
     joined without a space.
     """
     left, right = (first, second) if first.bbox[0] <= second.bbox[0] else (second, first)
-    gap = max(0.0, right.bbox[0] - left.bbox[2])
+    (lx0, ly0, lx1, ly1), (rx0, ry0, rx1, ry1) = left.bbox, right.bbox
+    gap = rx0 - lx1 if rx0 > lx1 else 0.0
     ordered = (right, left) if _right_to_left(first.text + second.text) else (left, right)
     separator = "" if gap <= 0.5 else " "
-    weights = {left.size: left.chars}
-    weights[right.size] = weights.get(right.size, 0) + right.chars
+    # The size of most characters (the left piece's on a tie).
+    size = left.size if left.size == right.size or left.chars >= right.chars else right.size
     return Line(
-        text=f"{ordered[0].text}{separator}{ordered[1].text}",
-        bbox=(
-            min(left.bbox[0], right.bbox[0]),
-            min(left.bbox[1], right.bbox[1]),
-            max(left.bbox[2], right.bbox[2]),
-            max(left.bbox[3], right.bbox[3]),
+        f"{ordered[0].text}{separator}{ordered[1].text}",
+        (
+            lx0 if lx0 < rx0 else rx0,
+            ly0 if ly0 < ry0 else ry0,
+            lx1 if lx1 > rx1 else rx1,
+            ly1 if ly1 > ry1 else ry1,
         ),
-        size=max(weights, key=lambda item: weights[item]),
-        bold=left.bold and right.bold,
-        italic=left.italic and right.italic,
-        block=left.block,
-        chars=left.chars + right.chars,
-        max_gap=max(left.max_gap, right.max_gap, gap),
-        pieces=left.pieces + right.pieces,
-        lead=ordered[0].lead,
-        underlined=left.underlined and right.underlined,
-        spaced=left.spaced or right.spaced,
+        size,
+        left.bold and right.bold,
+        left.italic and right.italic,
+        left.block,
+        left.chars + right.chars,
+        max(left.max_gap, right.max_gap, gap),
+        left.pieces + right.pieces,
+        ordered[0].lead,
+        left.underlined and right.underlined,
+        left.spaced or right.spaced,
     )
 
 
@@ -263,22 +290,11 @@ def _split_at_gutter(block: dict[str, Any], width: float) -> list[dict[str, Any]
             return [block]
     result = []
     for side_parts in sides.values():
-        side_lines = []
-        for line, part in side_parts:
-            box = (
-                min(span["bbox"][0] for span in part),
-                min(span["bbox"][1] for span in part),
-                max(span["bbox"][2] for span in part),
-                max(span["bbox"][3] for span in part),
-            )
-            side_lines.append({**line, "spans": part, "bbox": box})
-        box = (
-            min(line["bbox"][0] for line in side_lines),
-            min(line["bbox"][1] for line in side_lines),
-            max(line["bbox"][2] for line in side_lines),
-            max(line["bbox"][3] for line in side_lines),
-        )
-        result.append({**block, "bbox": box, "lines": side_lines})
+        side_lines = [
+            {**line, "spans": part, "bbox": union_rect(span["bbox"] for span in part)}
+            for line, part in side_parts
+        ]
+        result.append({**block, "bbox": union_rect(line["bbox"] for line in side_lines), "lines": side_lines})
     return result
 
 

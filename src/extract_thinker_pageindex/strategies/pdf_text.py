@@ -47,7 +47,7 @@ from ..ocr.detect import needs_ocr
 from ..ocr.settings import OcrSettings
 from ..pages import PageSpec, normalize_page_spec
 from ..tables import find_page_tables
-from ..tables.drawings import VECTOR_FLAGS, page_paths
+from ..tables.drawings import VECTOR_FLAGS, shape_paths, stroked_paths
 from ..tables.ruled import may_hold_grid
 from .pdf_contents import printed_toc_entries
 from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
@@ -472,6 +472,18 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
 # -- the strategy ---------------------------------------------------------------------------------------
 
 
+def _shown_paths(shapes: Callable[[], tuple[list[Any], list[Any]]]) -> list[dict[str, Any]]:
+    """The paths of a page's shapes' boxes, without reading its drawings (what underlines need)."""
+    return shapes()[0]
+
+
+def _table_paths(pdf_page: Any, shapes: Callable[[], tuple[list[Any], list[Any]]]) -> list[dict[str, Any]]:
+    """What the table finder reads of a page's drawings: the paths of its shapes' boxes, with the drawn
+    stroked paths that meet a thick stroked rectangle (``tables.drawings.page_paths``)."""
+    paths, boxes = shapes()
+    return paths + stroked_paths(pdf_page, boxes) if boxes else paths
+
+
 def _text_flags() -> int:
     import pymupdf
 
@@ -562,8 +574,9 @@ def _parse_pdf_text(
             text = pdf_page.get_text("dict", flags=flags, textpage=textpage)
             # Underlines are looked for among the shapes the text page shows; tables read the drawings
             # where a shape hides its lines (see ``page_paths``).
-            underlines = functools.partial(page_paths, pdf_page, text["blocks"], hidden=False)
-            drawings = functools.cache(functools.partial(page_paths, pdf_page, text["blocks"]))
+            shapes = functools.cache(functools.partial(shape_paths, text["blocks"]))
+            drawings = functools.cache(functools.partial(_table_paths, pdf_page, shapes))
+            underlines = functools.partial(_shown_paths, shapes)
             page = read_page_lines(pdf_page, index, flags, data=text, drawings=underlines)
             read.append(page)
             scanned = ocr is not None and needs_ocr(

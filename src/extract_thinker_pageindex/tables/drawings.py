@@ -12,7 +12,15 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["THIN_POINTS", "VECTOR_FLAGS", "page_paths", "text_blocks", "textpage_paths"]
+__all__ = [
+    "THIN_POINTS",
+    "VECTOR_FLAGS",
+    "page_paths",
+    "shape_paths",
+    "stroked_paths",
+    "text_blocks",
+    "textpage_paths",
+]
 
 #: PyMuPDF's ``TEXT_COLLECT_VECTORS | TEXT_LAZY_VECTORS``: the text page holds a box for each drawn shape,
 #: and a shape drawn amid a line of text never splits it (its text and words are those of a text page
@@ -36,9 +44,20 @@ _BULLET_RANGES = (
 
 
 def page_paths(page: Any, blocks: list[dict[str, Any]], *, hidden: bool = True) -> list[dict[str, Any]]:
-    """The page's drawn lines, as ``page.get_cdrawings()`` gives them (each a path with its ``rect`` and its
-    ``items``), from the vector blocks of a text page read with ``TEXT_COLLECT_VECTORS``, which cost
-    almost nothing beside the text where reading the drawings costs as much as the text itself.
+    """The page's drawn lines, as ``page.get_cdrawings()`` gives them, from the vector blocks of a text page
+    read with ``TEXT_COLLECT_VECTORS`` (see :func:`shape_paths`), with the drawn stroked paths that meet a
+    thick stroked rectangle (``hidden=False``: without them)."""
+    paths, boxes = shape_paths(blocks)
+    return paths + stroked_paths(page, boxes) if hidden and boxes else paths
+
+
+def shape_paths(
+    blocks: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[tuple[float, float, float, float]]]:
+    """The drawn lines of a text page read with ``TEXT_COLLECT_VECTORS``, as ``page.get_cdrawings()`` gives
+    them (each a path with its ``rect`` and its ``items``), from its vector blocks, which cost almost
+    nothing beside the text where reading the drawings costs as much as the text itself; and the boxes of
+    its thick stroked rectangles, whose shapes their boxes hide.
 
     A vector block holds one shape's box and colour. A filled shape at most :data:`THIN_POINTS` thick is
     a bar; a thicker filled rectangle is shading, given only in the colour of a bar (what tells a sliver
@@ -46,9 +65,7 @@ def page_paths(page: Any, blocks: list[dict[str, Any]], *, hidden: bool = True) 
     length: its box runs half its thickness past the line's ends, so the line is drawn back by that much.
     A thicker shape that is no rectangle (a curve, a polygon: a chart's, a map's) is no rule, and an
     invisible shape is left out. A thicker stroked rectangle may be a cell's border or a thick line (its
-    box is widened by its stroke and mitre): the page's drawings are read for the stroked paths that meet
-    such a box, which are given as drawn (with ``hidden=False``, what looking for underlines needs, they
-    are passed over).
+    box is widened by its stroke and mitre): its box is given apart, for :func:`stroked_paths`.
     """
     paths: list[dict[str, Any]] = []
     shading: list[tuple[int, tuple[float, float, float, float]]] = []
@@ -95,12 +112,10 @@ def page_paths(page: Any, blocks: list[dict[str, Any]], *, hidden: bool = True) 
         for colour, box in shading
         if colour in fills
     )
-    if boxes and hidden:
-        paths.extend(_stroked_paths(page, boxes))
-    return paths
+    return paths, boxes
 
 
-def _stroked_paths(page: Any, boxes: list[tuple[float, float, float, float]]) -> list[dict[str, Any]]:
+def stroked_paths(page: Any, boxes: list[tuple[float, float, float, float]]) -> list[dict[str, Any]]:
     """The page's drawn stroked paths (``get_cdrawings()``) that meet one of ``boxes``, visible ones."""
     found = []
     for path in page.get_cdrawings():
