@@ -679,6 +679,27 @@ def test_a_table_on_a_rotated_page_is_read_as_it_is_shown(rotation: int):
     assert own.x0 - 1 <= x0 < x1 <= own.x1 + 1 and own.y0 - 1 <= y0 < y1 <= own.y1 + 1
 
 
+@pytest.mark.parametrize("turn", [90, 270])
+def test_a_statement_printed_sideways_on_an_upright_page_is_read_turned_upright(turn: int):
+    """A balance sheet aligned by whitespace, printed a quarter turned on a sheet that is not rotated (its
+    words run up or down the page, the columns across it): read as it reads turned upright, cell for
+    cell as upright, its box on the sheet."""
+    upright = only_table(statement_page())
+    document = pymupdf.open()
+    sheet = document.new_page(width=792, height=612)
+    with statement_page() as source:
+        sheet.show_pdf_page(sheet.rect, source, 0, rotate=turn)
+    assert sheet.rotation == 0
+    assert {line["dir"] for block in sheet.get_text("dict")["blocks"] for line in block["lines"]} in (
+        {(0.0, -1.0)},
+        {(0.0, 1.0)},
+    )
+    table = only_table(document)
+    assert table.rows == upright.rows and table.header == upright.header
+    x0, y0, x1, y1 = table.bbox
+    assert 0 <= x0 < x1 <= 792 and 0 <= y0 < y1 <= 612 and y1 - y0 > x1 - x0  # tall on the wide sheet
+
+
 def test_a_page_turned_for_viewing_keeps_its_tables():
     """A page whose text is stored upright but which carries a rotation (turned for viewing, its text
     shown sideways) is read as stored: its table is found as drawn."""

@@ -63,8 +63,15 @@ def find_page_tables(
         word[:5] for word in page.get_text("words", textpage=textpage) if not word[4].isspace()
     ]
     # A rotated page whose text is shown upright (a landscape table on a portrait sheet) is read as it is
-    # shown: its words and rules turned, the tables' boxes turned back into the page's own coordinates.
+    # shown, and a page whose text is printed sideways as it reads turned upright: its words and rules
+    # turned, the tables' boxes turned back into the page's own coordinates.
+    width = float(page.rect.width)
     turn = reading_matrix(page, textpage)
+    back = tuple(page.derotation_matrix) if turn is not None else None
+    if turn is None and _sideways(words):
+        turn = _upright_matrix(page, textpage)
+        if turn is not None:
+            back, width = _inverse(turn), float(page.cropbox.height)
     if turn is not None:
         words = [(*turned_box(word[:4], turn), word[4]) for word in words]
     rows = page_rows(words)
@@ -76,10 +83,9 @@ def find_page_tables(
     # rules down: a page with neither is passed over.
     if not may_hold_grid(shapes) and sum(1 for row in rows if _figure_after_label(row)) < MIN_BODY_ROWS:
         return []
-    tables = tables_from_words(words, rows, shapes, width=float(page.rect.width))
-    if turn is None:
+    tables = tables_from_words(words, rows, shapes, width=width)
+    if back is None:
         return tables
-    back = tuple(page.derotation_matrix)
     for table in tables:
         table.bbox = turned_box(table.bbox, back)
     return tables
@@ -90,6 +96,47 @@ def _figure_after_label(row: Row) -> bool:
     the row is cut into a page's two text columns."""
     segments = row.segments
     return len(segments) > 1 and any(segment.figure for segment in segments[1:])
+
+
+#: A page's text is printed sideways when more of its words of three characters or more stand at least
+#: this many times taller than wide than lie as wide, and at least :data:`SIDEWAYS_WORDS` of them do.
+SIDEWAYS_SHAPE = 1.5
+SIDEWAYS_WORDS = 6
+
+
+def _sideways(words: list[Word]) -> bool:
+    """Whether most of the page's longer words stand on end (a table turned a quarter to fit the sheet)."""
+    tall = wide = 0
+    for x0, y0, x1, y1, text in words:
+        if len(text) >= 3:
+            if y1 - y0 >= SIDEWAYS_SHAPE * (x1 - x0):
+                tall += 1
+            elif x1 - x0 >= SIDEWAYS_SHAPE * (y1 - y0):
+                wide += 1
+    return tall >= SIDEWAYS_WORDS and tall > wide
+
+
+def _upright_matrix(page: Any, textpage: Any) -> tuple[float, ...] | None:
+    """The matrix that turns a page whose text runs up or down the sheet (in the page's own coordinates,
+    whatever its ``/Rotate``) so that it runs left to right (the page's width becomes its height), or
+    ``None`` when its lines do not run that way."""
+    dy = 0.0
+    for block in page.get_text("dict", textpage=textpage)["blocks"]:
+        for line in block.get("lines", ()):
+            dy += line["dir"][1] * sum(len(span["text"]) for span in line["spans"])
+    width, height = float(page.cropbox.width), float(page.cropbox.height)  # as stored, before /Rotate
+    if dy < 0:  # reads bottom to top: turned a quarter clockwise, (x, y) -> (height - y, x)
+        return (0.0, 1.0, -1.0, 0.0, height, 0.0)
+    if dy > 0:  # reads top to bottom: (x, y) -> (y, width - x)
+        return (0.0, -1.0, 1.0, 0.0, 0.0, width)
+    return None
+
+
+def _inverse(matrix: Sequence[float]) -> tuple[float, ...]:
+    """The inverse of an affine matrix ``(a, b, c, d, e, f)``."""
+    a, b, c, d, e, f = matrix
+    det = a * d - b * c
+    return (d / det, -b / det, -c / det, a / det, (c * f - d * e) / det, (b * e - a * f) / det)
 
 
 def reading_matrix(
