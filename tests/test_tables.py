@@ -679,6 +679,32 @@ def test_a_table_on_a_rotated_page_is_read_as_it_is_shown(rotation: int):
     assert own.x0 - 1 <= x0 < x1 <= own.x1 + 1 and own.y0 - 1 <= y0 < y1 <= own.y1 + 1
 
 
+def test_a_table_ruled_into_columns_only_is_read_line_by_line():
+    """Rules down between the columns and across only round the header and the body: the body's lines of
+    figures are its rows, not one row of cells holding every line; the header's cells printed on two
+    lines stay one row."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    xs, ys = [72, 250, 350, 450], [100, 128, 210]
+    draw_rules(page, [(x, ys[0], x, ys[-1]) for x in xs] + [(xs[0], y, xs[-1], y) for y in ys])
+    put_cells(page, xs, [(111, ["Segment", "Revenue", "Operating"]), (123, ["", "2023", "income"])])
+    body = [
+        ("Cloud", "1,250", "310"),
+        ("Devices", "830", "(45)"),
+        ("Services", "2,075", "512"),
+        ("Other", "96", "0"),
+    ]
+    for number, (label, revenue, income) in enumerate(body):
+        y = 142 + 14 * number
+        put(page, 76, y, label)
+        put(page, 346, y, revenue, right=True)
+        put(page, 446, y, income, right=True)
+    table = only_table(document)
+    assert table.ruling == "grid"
+    assert table.rows[0] == ["Segment", "Revenue 2023", "Operating income"]
+    assert table.rows[1:] == [list(row) for row in body]
+
+
 @pytest.mark.parametrize("turn", [90, 270])
 def test_a_statement_printed_sideways_on_an_upright_page_is_read_turned_upright(turn: int):
     """A balance sheet aligned by whitespace, printed a quarter turned on a sheet that is not rotated (its

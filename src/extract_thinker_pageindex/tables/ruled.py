@@ -10,12 +10,13 @@ across its row where its text runs across that rule's place.
 
 from __future__ import annotations
 
+import bisect
 import itertools
 from collections.abc import Sequence
 from typing import Any
 
 from .grid import Grid, Rule, cell_rows, group_rules
-from .rows import Word, is_figure, is_year
+from .rows import Word, is_figure, is_year, page_rows
 from .table import PageTable
 
 __all__ = ["grid_tables", "may_hold_grid", "page_rules"]
@@ -26,6 +27,8 @@ MAX_RULE_POINTS = 2.5
 MIN_RULE_POINTS = 6.0
 #: Rules this close (points) at their ends still meet.
 MEET_POINTS = 2.0
+#: A row ruled round this many lines of text or more across its columns is cut between them.
+TEXT_ROWS = 3
 #: Grids with the same columns this close (points) one under the other are one table.
 STACK_POINTS = 4.0
 
@@ -226,11 +229,42 @@ def _spanned(grid: Grid, words: list[Word]) -> set[tuple[int, int]]:
     return spanned
 
 
+def _text_rows(grid: Grid, words: list[Word]) -> list[float]:
+    """The grid's row positions, a row ruled round several rows of text (a table ruled into columns only)
+    cut between its lines of text: where :data:`TEXT_ROWS` of its lines or more stand across two columns
+    or more and two of them hold two values each (figures, not years). The lines of a cell of several
+    lines beside cells of one, and a header's cells printed on several lines, are left together."""
+    rows = grid.rows[:1]
+    for top, bottom in itertools.pairwise(grid.rows):
+        band = [word for word in words if top <= (word[1] + word[3]) / 2 <= bottom]
+        lines = page_rows(band) if len(band) >= 2 * TEXT_ROWS else []
+        across = [
+            line
+            for line in lines
+            if len(
+                {
+                    bisect.bisect_right(grid.columns, (word[0] + word[2]) / 2)
+                    for s in line.segments
+                    for word in s.words
+                }
+            )
+            >= 2
+        ]
+        values = sum(1 for line in across if sum(_value(segment.text) for segment in line.segments) >= 2)
+        if len(across) >= TEXT_ROWS and values >= 2:
+            rows.extend((upper.y1 + lower.y0) / 2 for upper, lower in itertools.pairwise(lines))
+        rows.append(bottom)
+    return rows
+
+
 def _grid_table(grid: Grid, words: list[Word]) -> PageTable | None:
     x0, y0, x1, y1 = grid.box
     inside = [
         word for word in words if x0 <= (word[0] + word[2]) / 2 <= x1 and y0 <= (word[1] + word[3]) / 2 <= y1
     ]
+    rows_at = _text_rows(grid, inside)
+    if rows_at != grid.rows:
+        grid = Grid(grid.box, rows_at, grid.columns, grid.rules)
     rows = cell_rows(inside, grid.rows, grid.columns, _spanned(grid, inside))
     filled = sum(1 for row in rows for cell in row if cell)
     if len(rows) < 1 or filled < 2:
