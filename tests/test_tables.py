@@ -705,6 +705,33 @@ def test_a_table_ruled_into_columns_only_is_read_line_by_line():
     assert table.rows[1:] == [list(row) for row in body]
 
 
+def test_a_label_wrapped_over_more_lines_than_its_figures_stays_one_ruled_row():
+    """A fully ruled grid whose row holds a label on five lines beside three lines of figures: one row,
+    its lines together, not cut between them."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    xs, ys = [72, 250, 350, 450], [100, 124, 184, 206]
+    draw_rules(page, [(x, ys[0], x, ys[-1]) for x in xs] + [(xs[0], y, xs[-1], y) for y in ys])
+    put_cells(page, xs, [(114, ["Item"])])
+    put(page, 346, 114, "2023", right=True)
+    put(page, 446, 114, "2022", right=True)
+    label = ["Property, plant and", "equipment, net of", "accumulated", "depreciation of", "$1.2 billion"]
+    for number, text in enumerate(label):
+        put(page, 76, 136 + 10 * number, text, size=8)
+    for number, (this, last) in enumerate([("4,512", "4,220"), ("(1,210)", "(1,105)"), ("3,302", "3,115")]):
+        put(page, 346, 136 + 16 * number, this, right=True)
+        put(page, 446, 136 + 16 * number, last, right=True)
+    put_cells(page, xs, [(198, ["Goodwill"])])
+    put(page, 346, 198, "912", right=True)
+    put(page, 446, 198, "912", right=True)
+    table = only_table(document)
+    assert table.rows == [
+        ["Item", "2023", "2022"],
+        [" ".join(label), "4,512 (1,210) 3,302", "4,220 (1,105) 3,115"],
+        ["Goodwill", "912", "912"],
+    ]
+
+
 @pytest.mark.parametrize("turn", [90, 270])
 def test_a_statement_printed_sideways_on_an_upright_page_is_read_turned_upright(turn: int):
     """A balance sheet aligned by whitespace, printed a quarter turned on a sheet that is not rotated (its
@@ -724,6 +751,20 @@ def test_a_statement_printed_sideways_on_an_upright_page_is_read_turned_upright(
     assert table.rows == upright.rows and table.header == upright.header
     x0, y0, x1, y1 = table.bbox
     assert 0 <= x0 < x1 <= 792 and 0 <= y0 < y1 <= 612 and y1 - y0 > x1 - x0  # tall on the wide sheet
+
+
+def test_a_note_printed_sideways_in_the_margin_does_not_turn_an_upright_table():
+    """A grid of one- and two-digit figures (no word of three letters) and a note printed up the margin:
+    most longer words stand on end, but most characters do not; the grid is read as it stands."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    xs, ys = [100, 160, 220, 280, 340], [100, 120, 140, 160, 180]
+    draw_rules(page, [(x, ys[0], x, ys[-1]) for x in xs] + [(xs[0], y, xs[-1], y) for y in ys])
+    cells = [[str(row * 7 + column * 3) for column in range(4)] for row in range(4)]
+    put_cells(page, xs, [(y + 13, row) for row, y in zip(cells, ys, strict=False)])
+    note = "Confidential working draft prepared for discussion by the audit committee members only"
+    page.insert_text((560, 750), note, fontsize=8, rotate=90)
+    assert only_table(document).rows == cells
 
 
 def test_a_page_turned_for_viewing_keeps_its_tables():

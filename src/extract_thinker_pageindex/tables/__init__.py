@@ -63,31 +63,52 @@ def find_page_tables(
         word[:5] for word in page.get_text("words", textpage=textpage) if not word[4].isspace()
     ]
     # A rotated page whose text is shown upright (a landscape table on a portrait sheet) is read as it is
-    # shown, and a page whose text is printed sideways as it reads turned upright: its words and rules
-    # turned, the tables' boxes turned back into the page's own coordinates.
-    width = float(page.rect.width)
+    # shown: its words and rules turned, the tables' boxes turned back into the page's own coordinates.
+    read = drawings or page.get_cdrawings
     turn = reading_matrix(page, textpage)
-    back = tuple(page.derotation_matrix) if turn is not None else None
-    if turn is None and _sideways(words):
-        turn = _upright_matrix(page, textpage)
-        if turn is not None:
-            back, width = _inverse(turn), float(page.cropbox.height)
+    if turn is not None:
+        return _read_tables(words, read, turn, tuple(page.derotation_matrix), float(page.rect.width))
+    tables = _read_tables(words, read, None, None, float(page.rect.width))
+    # A page whose text is printed sideways (a table turned a quarter to fit the sheet) is read turned
+    # upright too, and the reading whose tables hold more text is kept (a note printed up the margin
+    # beside an upright table turns nothing).
+    if _sideways(words):
+        upright = _upright_matrix(page, textpage)
+        if upright is not None:
+            turned = _read_tables(words, read, upright, _inverse(upright), float(page.cropbox.height))
+            if _held(turned) > _held(tables):
+                return turned
+    return tables
+
+
+def _held(tables: list[PageTable]) -> int:
+    """How many characters the tables' cells hold."""
+    return sum(len(cell) for table in tables for row in table.rows for cell in row)
+
+
+def _read_tables(
+    words: list[Word],
+    drawings: Callable[[], list[dict[str, Any]]],
+    turn: Sequence[float] | None,
+    back: Sequence[float] | None,
+    width: float,
+) -> list[PageTable]:
+    """The tables of a page's words and drawings, read turned by ``turn`` (their boxes turned back by
+    ``back``) when it is given."""
     if turn is not None:
         words = [(*turned_box(word[:4], turn), word[4]) for word in words]
     rows = page_rows(words)
     if sum(1 for row in rows if len(row.segments) > 1) < 2:
         return []  # no two rows of side-by-side text: no table, and the drawings are never read
-    read = drawings or page.get_cdrawings
-    shapes = read() if turn is None else _turned_drawings(read(), turn)
+    shapes = drawings() if turn is None else _turned_drawings(drawings(), turn)
     # Tables aligned by whitespace need two body rows (a figure after a row's first segment), grids two
     # rules down: a page with neither is passed over.
     if not may_hold_grid(shapes) and sum(1 for row in rows if _figure_after_label(row)) < MIN_BODY_ROWS:
         return []
     tables = tables_from_words(words, rows, shapes, width=width)
-    if back is None:
-        return tables
-    for table in tables:
-        table.bbox = turned_box(table.bbox, back)
+    if back is not None:
+        for table in tables:
+            table.bbox = turned_box(table.bbox, back)
     return tables
 
 
@@ -120,10 +141,14 @@ def _upright_matrix(page: Any, textpage: Any) -> tuple[float, ...] | None:
     """The matrix that turns a page whose text runs up or down the sheet (in the page's own coordinates,
     whatever its ``/Rotate``) so that it runs left to right (the page's width becomes its height), or
     ``None`` when its lines do not run that way."""
-    dy = 0.0
+    dy = total = 0.0
     for block in page.get_text("dict", textpage=textpage)["blocks"]:
         for line in block.get("lines", ()):
-            dy += line["dir"][1] * sum(len(span["text"]) for span in line["spans"])
+            chars = sum(len(span["text"].strip()) for span in line["spans"])
+            dy += line["dir"][1] * chars
+            total += chars
+    if not dy:
+        return None
     width, height = float(page.cropbox.width), float(page.cropbox.height)  # as stored, before /Rotate
     if dy < 0:  # reads bottom to top: turned a quarter clockwise, (x, y) -> (height - y, x)
         return (0.0, 1.0, -1.0, 0.0, height, 0.0)

@@ -27,8 +27,10 @@ MAX_RULE_POINTS = 2.5
 MIN_RULE_POINTS = 6.0
 #: Rules this close (points) at their ends still meet.
 MEET_POINTS = 2.0
-#: A row ruled round this many lines of text or more across its columns is cut between them.
+#: A row ruled round this many lines of text or more across its columns is cut between them...
 TEXT_ROWS = 3
+#: ...when this share of its lines hold a value.
+VALUE_SHARE = 2 / 3
 #: Grids with the same columns this close (points) one under the other are one table.
 STACK_POINTS = 4.0
 
@@ -232,8 +234,9 @@ def _spanned(grid: Grid, words: list[Word]) -> set[tuple[int, int]]:
 def _text_rows(grid: Grid, words: list[Word]) -> list[float]:
     """The grid's row positions, a row ruled round several rows of text (a table ruled into columns only)
     cut between its lines of text: where :data:`TEXT_ROWS` of its lines or more stand across two columns
-    or more and two of them hold two values each (figures, not years). The lines of a cell of several
-    lines beside cells of one, and a header's cells printed on several lines, are left together."""
+    or more, two of them hold two values each (figures, not years) and :data:`VALUE_SHARE` of its lines
+    hold one. The lines of a cell of several lines beside cells of one, a label wrapped over more lines
+    than its figures and a header's cells printed on several lines are left together."""
     rows = grid.rows[:1]
     for top, bottom in itertools.pairwise(grid.rows):
         band = [word for word in words if top <= (word[1] + word[3]) / 2 <= bottom]
@@ -250,8 +253,10 @@ def _text_rows(grid: Grid, words: list[Word]) -> list[float]:
             )
             >= 2
         ]
-        values = sum(1 for line in across if sum(_value(segment.text) for segment in line.segments) >= 2)
-        if len(across) >= TEXT_ROWS and values >= 2:
+        valued = [line for line in across if sum(_value(segment.text) for segment in line.segments) >= 1]
+        values = sum(1 for line in valued if sum(_value(segment.text) for segment in line.segments) >= 2)
+        # Most lines are rows of values: a label wrapped over more lines than its figures is left whole.
+        if len(across) >= TEXT_ROWS and values >= 2 and len(valued) >= VALUE_SHARE * len(lines):
             rows.extend((upper.y1 + lower.y0) / 2 for upper, lower in itertools.pairwise(lines))
         rows.append(bottom)
     return rows
