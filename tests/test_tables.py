@@ -342,15 +342,19 @@ def test_a_grid_drawn_without_its_outer_borders_keeps_its_first_and_last_columns
 def labelled_rows(
     page: pymupdf.Page, rows: list[tuple[float, str, tuple[str, ...]]], top: float = 100
 ) -> None:
-    """Rows of a label at ``x`` and figures right-aligned at 300 and 380, one line apart."""
+    """A row of years over rows of a label at ``x`` and figures right-aligned at 300 and 380, one line
+    apart."""
     put(page, 300, top, "2007", right=True)
     put(page, 380, top, "2009", right=True)
-    y = top + 14
-    for x, label, figures in rows:
-        put(page, x, y, label)
+    put_rows(page, rows, top + 14)
+
+
+def put_rows(page: pymupdf.Page, rows: list[tuple[float, str, tuple[str, ...]]], top: float) -> None:
+    """Rows of a label at ``x`` and figures right-aligned at 300 and 380, 12 points apart from ``top``."""
+    for number, (x, label, figures) in enumerate(rows):
+        put(page, x, top + 12 * number, label)
         for text, right in zip(figures, (300, 380), strict=False):
-            put(page, right, y, text, right=True)
-        y += 12
+            put(page, right, top + 12 * number, text, right=True)
 
 
 def test_a_section_label_over_indented_rows_is_a_row_of_its_own():
@@ -809,10 +813,7 @@ def test_the_label_column_is_measured_before_centred_label_lines_merge():
         (84, "Sentenced", ()),
         (72, "Other matters", ("12", "9")),
     ]
-    for number, (x, label, figures) in enumerate(rows):
-        put(page, x, 170 + 12 * number, label)
-        for text, right in zip(figures, (300, 380), strict=False):
-            put(page, right, 170 + 12 * number, text, right=True)
+    put_rows(page, rows, 170)
     table = only_table(document)
     assert [row[0] for row in table.body] == [
         "Cases Charged",

@@ -141,20 +141,25 @@ def _upright_matrix(page: Any, textpage: Any) -> tuple[float, ...] | None:
     """The matrix that turns a page whose text runs up or down the sheet (in the page's own coordinates,
     whatever its ``/Rotate``) so that it runs left to right (the page's width becomes its height), or
     ``None`` when its lines do not run that way."""
-    dy = total = 0.0
-    for block in page.get_text("dict", textpage=textpage)["blocks"]:
-        for line in block.get("lines", ()):
-            chars = sum(len(span["text"].strip()) for span in line["spans"])
-            dy += line["dir"][1] * chars
-            total += chars
-    if not dy:
-        return None
+    _dx, dy = _text_direction(page.get_text("dict", textpage=textpage)["blocks"])
     width, height = float(page.cropbox.width), float(page.cropbox.height)  # as stored, before /Rotate
     if dy < 0:  # reads bottom to top: turned a quarter clockwise, (x, y) -> (height - y, x)
         return (0.0, 1.0, -1.0, 0.0, height, 0.0)
     if dy > 0:  # reads top to bottom: (x, y) -> (y, width - x)
         return (0.0, -1.0, 1.0, 0.0, 0.0, width)
     return None
+
+
+def _text_direction(blocks: list[dict[str, Any]]) -> tuple[float, float]:
+    """The way a page's text runs in its own coordinates: its lines' directions weighted by their
+    characters."""
+    dx = dy = 0.0
+    for block in blocks:
+        for line in block.get("lines", ()):
+            weight = sum(len(span["text"]) for span in line["spans"])
+            dx += line["dir"][0] * weight
+            dy += line["dir"][1] * weight
+    return dx, dy
 
 
 def _inverse(matrix: Sequence[float]) -> tuple[float, ...]:
@@ -174,14 +179,9 @@ def reading_matrix(
     if not page.rotation:
         return None
     matrix = tuple(page.rotation_matrix)
-    dx = dy = 0.0
     if blocks is None:
         blocks = page.get_text("dict", textpage=textpage)["blocks"]
-    for block in blocks:
-        for line in block.get("lines", ()):
-            weight = sum(len(span["text"]) for span in line["spans"])
-            dx += line["dir"][0] * weight
-            dy += line["dir"][1] * weight
+    dx, dy = _text_direction(blocks)
     length = (dx * dx + dy * dy) ** 0.5
     if not length:
         return None
