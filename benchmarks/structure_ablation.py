@@ -65,7 +65,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no underline/capitals/numbering cues": [
         (pdf_structure, "heading_cue", _weak_cues_off(pdf_structure.heading_cue))
     ],
-    "no underline detection": [(pdf_layout, "_mark_underlines", lambda page, lines: None)],
+    "no underline detection": [(pdf_layout, "_mark_underlines", lambda *args: None)],
     "no numbered series nesting": [(pdf_structure, "_nest_numbered_members", lambda *args: None)],
     "contents test without page-number checks": [
         (pdf_contents, "is_toc_page", _strict_contents_off),
