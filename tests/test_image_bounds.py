@@ -37,11 +37,13 @@ from extract_thinker_pageindex import (
     build_index,
 )
 from extract_thinker_pageindex.pdf import (
+    MAX_PICTURE_DPI,
     MAX_PICTURE_PIXELS,
     MAX_PICTURE_SIDE,
     MAX_RENDER_PIXELS,
     MAX_RENDER_SIDE,
     PYMUPDF_LOCK,
+    encode_png,
     fit_scale,
     open_pdf,
     pixmap_png,
@@ -405,7 +407,8 @@ def test_a_32000_px_picture_is_drawn_reduced_and_a_40000_px_one_no_longer_fails_
         ((_, bbox, (width, height)),) = [node for node in page if node[0] == "image"]
         assert bbox == [72, 100, 540, 700]  # where the picture is on the page
         assert max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
-        assert min(width, height) >= 2000  # still a picture worth looking at
+        # Reduced to MAX_PICTURE_DPI of its place (468 x 600 pt), not below: still worth looking at.
+        assert (width, height) == (round(468 * MAX_PICTURE_DPI / 72), round(600 * MAX_PICTURE_DPI / 72) + 1)
 
 
 TINT = "<< /FunctionType 2 /Domain [0 1] /C0 [0 0 0 0] /C1 [{}] /N 1 >>"  # tint 0-1 -> CMYK
@@ -551,3 +554,88 @@ def test_the_fedex_annual_report_keeps_its_devicen_pictures() -> None:
         sizes.append(png_size(image.image_data))
         assert any(node.type == "paragraph" for node in page.nodes)
     assert sizes == [(1086, 1303), (1110, 1404)]
+
+
+# -- what a picture is kept as ------------------------------------------------------------------------------
+
+
+def noise_picture(width: int, height: int, mode: str = "RGB") -> bytes:
+    """A PNG of random pixels (nothing to compress: the cost of encoding shows)."""
+    buffer = io.BytesIO()
+    Image.frombytes(mode, (width, height), os.urandom(width * height * len(mode))).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def pictures_of(path: Path) -> list[tuple[tuple[int, ...] | None, tuple[int, int], str]]:
+    built = build_index(path, strategy="text", ocr="never")
+    found = []
+    for page in built.pages:
+        for node in page.nodes:
+            if isinstance(node, ImageNode):
+                assert node.image_data is not None
+                with Image.open(io.BytesIO(node.image_data)) as picture:
+                    found.append((node.bbox, picture.size, picture.mode))
+    return found
+
+
+def test_a_picture_finer_than_print_resolution_is_kept_at_it_and_a_black_and_white_one_whole(
+    tmp_path: Path,
+) -> None:
+    document = pymupdf.open()
+    page = text_page(document, "A photograph of 2,400 pixels shown two inches wide, and a line drawing.")
+    page.insert_image(pymupdf.Rect(72, 100, 216, 244), stream=noise_picture(2400, 2400))
+    page.insert_image(pymupdf.Rect(72, 300, 192, 360), stream=noise_picture(200, 100))  # 120 dpi: whole
+    buffer = io.BytesIO()
+    Image.frombytes("1", (1600, 1600), os.urandom(1600 * 1600 // 8)).save(buffer, "PNG")
+    page.insert_image(pymupdf.Rect(300, 100, 444, 244), stream=buffer.getvalue())  # 1 bit, 800 dpi
+    path = tmp_path / "fine.pdf"
+    document.save(path)
+
+    found = sorted(pictures_of(path))
+    assert found == [
+        ((72, 100, 216, 244), (2 * MAX_PICTURE_DPI, 2 * MAX_PICTURE_DPI), "RGB"),  # 1,200 dpi reduced
+        ((72, 300, 192, 360), (200, 100), "RGB"),
+        ((300, 100, 444, 244), (1600, 1600), "L"),  # reduced, it would turn grey at its edges
+    ]
+
+
+def test_a_scan_under_its_invisible_ocr_text_is_the_page_and_not_a_picture_on_it(tmp_path: Path) -> None:
+    document = pymupdf.open()
+    # Invisible text (an OCR layer) over a page-size picture, then a visible word over one.
+    for render_mode, text in ((3, "The minutes of the meeting held on the third of May."), (0, "Agenda.")):
+        page = document.new_page()
+        page.insert_image(page.rect, stream=noise_picture(612, 792, "L"))
+        page.insert_text((72, 400), text, render_mode=render_mode)
+    path = tmp_path / "scanned.pdf"
+    document.save(path)
+
+    built = build_index(path, strategy="text", ocr="never")
+    kinds = [[node.type for node in page.nodes] for page in built.pages]
+    assert kinds[0] == ["paragraph"]  # the text is the scan's reading; the scan is not a picture on the page
+    assert sorted(kinds[1]) == ["image", "paragraph"]  # a visible word over a picture: both kept
+    assert "third of May" in built.pages[0].nodes[0].content
+
+
+@pytest.mark.parametrize("alpha", [0, 1])
+@pytest.mark.parametrize("colorspace", [pymupdf.csGRAY, pymupdf.csRGB])
+def test_encoded_pngs_hold_the_pixmaps_pixels_as_mupdfs_own_writer_does(colorspace: Any, alpha: int) -> None:
+    pixmap = pymupdf.Pixmap(colorspace, pymupdf.IRect(0, 0, 97, 600), alpha)  # more rows than one band
+    samples = bytearray(os.urandom(len(pixmap.samples)))
+    if alpha:  # premultiplied, as MuPDF keeps colour with alpha: no colour above its alpha
+        n = pixmap.n
+        for at in range(n - 1, len(samples), n):
+            for offset in range(1, n):
+                samples[at - offset] = min(samples[at - offset], samples[at])
+    pixmap.samples_mv[:] = samples
+    with (
+        Image.open(io.BytesIO(encode_png(pixmap))) as ours,
+        Image.open(io.BytesIO(pixmap.tobytes("png"))) as own,
+    ):
+        assert ours.mode == own.mode and ours.size == own.size == (97, 600)
+        difference = max(abs(a - b) for a, b in zip(ours.tobytes(), own.tobytes(), strict=True))
+    assert difference <= (1 if alpha else 0)  # alpha undone with rounding; without alpha, exactly
+
+
+def test_pngs_are_encoded_only_from_grey_or_rgb() -> None:
+    with pytest.raises(ValueError, match="grey or RGB"):
+        encode_png(pymupdf.Pixmap(pymupdf.csCMYK, pymupdf.IRect(0, 0, 4, 4), 0))

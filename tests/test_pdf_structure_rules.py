@@ -1212,13 +1212,181 @@ def test_widely_spaced_ragged_right_paragraph_lines_are_not_headings(tmp_path: P
     check_spaced_report(write_spaced_report(tmp_path / "spaced-ragged.pdf", justify=False))
 
 
-# -- 18. italics alone are no cue --------------------------------------------------------------------------
+# -- 18. a distinct line standing alone: italics, another font, small capitals ------------------------------
+
+TITLE = "Critical Accounting Estimates"
 
 
-@pytest.mark.parametrize(("font", "is_heading"), [("heit", False), ("hebo", True)])
-def test_an_italic_line_alone_is_not_a_heading(tmp_path: Path, font: str, is_heading: bool) -> None:
-    path = write_titled_page(tmp_path / "italic.pdf", "Critical Accounting Estimates", font=font)
-    line = next(line for line in page_lines(path).lines if line.text == "Critical Accounting Estimates")
-    assert line.italic is (font == "heit")
+@pytest.mark.parametrize(
+    ("title", "font", "is_heading"),
+    [
+        pytest.param(TITLE, "heit", True, id="italic"),
+        pytest.param(TITLE, "tiro", True, id="another-font"),
+        pytest.param(TITLE, "helv", False, id="control-body-font"),
+        pytest.param(f"Figure 3 {TITLE}", "heit", False, id="italic-caption"),
+        pytest.param(
+            f"{TITLE} of the Group and of Each of Its Operating Segments Here", "heit", False, id="long"
+        ),
+        pytest.param(TITLE, "cour", False, id="code-font"),
+    ],
+)
+def test_a_lone_line_set_apart_from_the_body_before_a_paragraph_is_a_heading(
+    tmp_path: Path, title: str, font: str, is_heading: bool
+) -> None:
+    path = write_titled_page(tmp_path / "apart.pdf", title, font=font)
+    line = next(line for line in page_lines(path).lines if line.text == title)
+    assert (line.size, line.bold, line.italic) == (10.0, False, font == "heit")  # the premise: body size
 
-    assert heading_texts(build(path)) == (["Critical Accounting Estimates"] if is_heading else [])
+    assert heading_texts(build(path)) == ([title] if is_heading else [])
+
+
+@pytest.mark.parametrize(
+    ("title", "is_heading"),
+    [
+        pytest.param("Elastic Stop Nut", True, id="short-then-a-sentence"),
+        # A paragraph opening in italics fills the line, and its sentence goes on below.
+        pytest.param("The elastic stop nut is a standard nut with the height increased", False, id="fills"),
+    ],
+)
+def test_an_italic_title_heading_its_paragraphs_block_is_a_heading(
+    tmp_path: Path, title: str, is_heading: bool
+) -> None:
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    sheet.paragraph(prose(10, 2) + ".", after=0)
+    sheet.line(title, font="heit")  # at the paragraph's own pitch: MuPDF keeps one block
+    following = (
+        "The nut is made of one piece of metal and holds tight under vibration."
+        if is_heading
+        else ("to accommodate a fibre locking collar that is not threaded and grips the bolt.")
+    )
+    sheet.paragraph(following + " " + prose(20, 2), after=0)
+    path = save(document, tmp_path, "run-on.pdf")
+    lines = page_lines(path, 1).lines
+    opening = next(position for position, line in enumerate(lines) if line.text == title)
+    assert lines[opening].block == lines[opening + 1].block  # the premise: one unit with its paragraph
+
+    assert heading_texts(build(path)) == ([title] if is_heading else [])
+
+
+@pytest.mark.parametrize(
+    ("title", "is_heading"),
+    [("II. RELATED WORK", True), ("RELATED WORK", False), ("II. Related work", False)],
+)
+def test_a_numbered_title_in_small_capitals_below_body_size_is_a_heading(
+    tmp_path: Path, title: str, is_heading: bool
+) -> None:
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    sheet.paragraph(prose(10, 3), after=14)
+    sheet.line(title, size=8, pitch=20)  # 8 pt capitals on a 10 pt body, as IEEE papers set them
+    sheet.paragraph(prose(14, 3))
+    path = save(document, tmp_path, "small-caps.pdf")
+
+    assert heading_texts(build(path)) == ([title] if is_heading else [])
+
+
+@pytest.mark.parametrize(
+    ("title", "is_heading"),
+    [("CREATE PERMISSION <permission name>", False), ("Create Permission Statements", True)],
+)
+def test_a_bold_line_of_code_is_not_a_heading(tmp_path: Path, title: str, is_heading: bool) -> None:
+    path = write_titled_page(tmp_path / "code.pdf", title, font="hebo")
+
+    assert heading_texts(build(path)) == ([title] if is_heading else [])
+
+
+@pytest.mark.parametrize(
+    ("running", "is_heading"),
+    [
+        ("Chapter 2. Roles and separation of duties {page}", False),
+        ("Chapter 2. Roles and separation of duties", True),
+    ],
+)
+def test_a_chapters_running_title_with_its_page_number_is_no_heading(
+    tmp_path: Path, running: str, is_heading: bool
+) -> None:
+    # Two pages of a chapter in a long book: too few to repeat on a quarter of the pages.
+    document = pymupdf.open()
+    for number in range(12):
+        sheet = Sheet(document, top=40)
+        if number in (2, 3):
+            sheet.line(running.format(page=number + 11), font="hebo", pitch=50)
+        else:
+            sheet.skip(50)
+        for paragraph in range(3):
+            sheet.paragraph(prose(3 * number + paragraph, 3))
+    path = save(document, tmp_path, "chapter.pdf")
+
+    texts = heading_texts(build(path))
+    assert (texts == [running, running]) is is_heading
+    if not is_heading:
+        assert texts == []
+        assert texts_of(build(path), HeaderNode) == [running.format(page=13), running.format(page=14)]
+
+
+# -- 19. titles run into their text ---------------------------------------------------------------------
+
+
+def write_part_two(path: Path, *, labels: tuple[str, ...]) -> Path:
+    """A 10-Q's Part II: two Items as bold titles over paragraphs, then three run into one line each."""
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    sheet.line("PART II. OTHER INFORMATION", font="hebo", pitch=24)
+    for label, title in zip(labels[:2], ("Legal Proceedings", "Risk Factors"), strict=True):
+        sheet.line(f"{label} {title}", font="hebo", pitch=18)
+        sheet.paragraph(prose(labels.index(label), 2))
+    for label, title, text in zip(
+        labels[2:],
+        ("Defaults Upon Senior Securities.", "Mine Safety Disclosures.", "Other Information."),
+        ("None.", "Not applicable.", "None."),
+        strict=True,
+    ):
+        sheet.line(f"{label} {title} {text}", pitch=22)
+    return save(document, path.parent, path.name)
+
+
+def test_a_title_run_into_its_text_is_a_heading_when_its_label_continues_a_series(tmp_path: Path) -> None:
+    path = write_part_two(
+        tmp_path / "10q.pdf", labels=("Item 1.", "Item 1A.", "Item 3.", "Item 4.", "Item 5.")
+    )
+
+    document = build(path)
+
+    assert heading_texts(document)[-3:] == [
+        "Item 3. Defaults Upon Senior Securities.",
+        "Item 4. Mine Safety Disclosures.",
+        "Item 5. Other Information.",
+    ]
+    paragraphs = texts_of(document, ParagraphNode)
+    assert paragraphs[-3:] == ["None.", "Not applicable.", "None."]  # the rest of each line, kept
+    run_in = next(
+        node
+        for _, node in document.iter_nodes()
+        if isinstance(node, HeadingNode) and node.content == "Item 4. Mine Safety Disclosures."
+    )
+    with pymupdf.open(path) as source:
+        line_width = max(b[2] for b in source[1].get_text("words") if b[4] == "applicable.")
+    assert run_in.bbox is not None and run_in.bbox[2] < line_width  # its box ends before the line's end
+
+
+def test_the_same_lines_without_a_series_or_in_sentence_case_stay_paragraphs(tmp_path: Path) -> None:
+    # Labels that open no series (each once) are references, not a document's numbered parts.
+    path = write_part_two(
+        tmp_path / "mixed.pdf", labels=("Item 1.", "Note 2.", "Section 3.", "Article 4.", "Part 5.")
+    )
+    assert not any(
+        text.endswith(("Securities.", "Disclosures.", "Information.")) for text in heading_texts(build(path))
+    )
+
+    document = pymupdf.open()
+    sheet = body_page(document)
+    for number in (1, 2, 3):
+        sheet.line(f"Item {number}. Title {number}", font="hebo", pitch=18)
+        sheet.paragraph(prose(number, 1))
+    sheet.line("Item 7. Management's discussion of results. It is incorporated by reference.", pitch=22)
+    path = save(document, tmp_path, "sentence.pdf")
+    assert "Item 7. Management's discussion of results." not in heading_texts(build(path))

@@ -1191,7 +1191,11 @@ def test_font_statistics_recover_most_of_a_10k_outline(eval_dir: Path) -> None:
         )
     ]
     assert len(recovered) >= 0.8 * len(outline), f"{len(recovered)} of {len(outline)} outline entries found"
-    assert len(found) <= 3 * len(outline)
+    # Below the outline's three levels the filing sets its subheadings in italics alone in their units
+    # (the accounting policies, each product): headings, though no outline entry names them. Paragraphs are
+    # not: the count stays near three per outline entry.
+    assert {(63, "Revenue Recognition"), (7, "Photoshop")} <= {(index, text) for index, _, text in found}
+    assert len(found) <= 3.5 * len(outline)
 
 
 def test_a_pdf_without_pages_is_an_empty_document_error(tmp_path: Path) -> None:

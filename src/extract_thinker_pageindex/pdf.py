@@ -6,9 +6,11 @@ from __future__ import annotations
 import gc
 import math
 import os
+import struct
 import sys
 import threading
 import warnings
+import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
     import pymupdf
 
 __all__ = [
+    "MAX_PICTURE_DPI",
     "MAX_PICTURE_PIXELS",
     "MAX_PICTURE_SIDE",
     "MAX_RENDER_PIXELS",
@@ -37,6 +40,7 @@ __all__ = [
     "PYMUPDF_LOCK",
     "PdfSource",
     "describe_source",
+    "encode_png",
     "fewer_collections",
     "fit_scale",
     "load_pymupdf",
@@ -62,6 +66,9 @@ MAX_RENDER_PIXELS = 4_000_000
 #: drawn from its place on the page, reduced to fit, which MuPDF does by decoding it subsampled.
 MAX_PICTURE_SIDE = 10_000
 MAX_PICTURE_PIXELS = 16_000_000
+#: A picture is kept no finer than this many pixels per inch of its place on the page (print resolution):
+#: finer pixels are what no reader and no model sees, and encoding them was most of the time pictures took.
+MAX_PICTURE_DPI = 300
 
 PdfSource = str | os.PathLike[str] | bytes | BytesIO
 
@@ -371,8 +378,76 @@ def render_page_png(page: Any, dpi: int, max_side: int | None = None) -> bytes:
         # out at exactly ``max_side``.
         zoom = min(matrix.a, max_side / max(page.rect.width, page.rect.height, 1e-6))
         matrix = pymupdf.Matrix(zoom, zoom)
-    pixmap = page.get_pixmap(matrix=matrix, alpha=False)
-    return bytes(pixmap.tobytes("png"))
+    return encode_png(page.get_pixmap(matrix=matrix, alpha=False))
+
+
+#: PNG's colour types for grey and RGB, without and with alpha, by components per pixel.
+_PNG_COLOUR_TYPES = {1: 0, 2: 4, 3: 2, 4: 6}
+#: Rows filtered and deflated at a time (bounds the copy an encoding makes).
+_PNG_BAND_ROWS = 256
+
+
+def encode_png(pixmap: Any) -> bytes:
+    """A grey or RGB pixmap (with its alpha, if any) as PNG bytes, encoded fast.
+
+    Each row is stored as its difference from the row above (PNG's "Up" filter, for every row) and
+    deflated by zlib-ng at level 2: about 3.5 times faster than MuPDF's own PNG writer on the eval sets'
+    pictures, and the files a seventh smaller. The pixels are exactly the pixmap's; alpha, which MuPDF
+    keeps premultiplied, is undone as PNG expects.
+
+    Raises:
+        ValueError: the pixmap is not grey or RGB (convert it first; see :func:`pixmap_png`).
+    """
+    import numpy as np
+    from zlib_ng import zlib_ng
+
+    pymupdf = load_pymupdf()
+    colorspace = pixmap.colorspace
+    if colorspace is None or not (
+        pymupdf.mupdf.fz_colorspace_is_gray(colorspace.this)
+        or pymupdf.mupdf.fz_colorspace_is_rgb(colorspace.this)
+    ):
+        raise ValueError(f"PNG holds grey or RGB pixels, not {colorspace}")
+    width, height, n = pixmap.width, pixmap.height, pixmap.n
+    samples = np.frombuffer(pixmap.samples_mv, dtype=np.uint8).reshape(height, pixmap.stride)[:, : width * n]
+    deflate = zlib_ng.compressobj(2)
+    parts = []
+    above = np.zeros(width * n, dtype=np.uint8)
+    for start in range(0, height, _PNG_BAND_ROWS):
+        band = samples[start : start + _PNG_BAND_ROWS]
+        if pixmap.alpha:
+            band = _unmultiplied(band, n)
+        rows = np.empty((band.shape[0], width * n + 1), dtype=np.uint8)
+        rows[:, 0] = 2  # the Up filter
+        np.subtract(band[0], above, out=rows[0, 1:])
+        np.subtract(band[1:], band[:-1], out=rows[1:, 1:])
+        above = band[-1]
+        parts.append(deflate.compress(rows.tobytes()))
+    parts.append(deflate.flush())
+    header = struct.pack(">IIBBBBB", width, height, 8, _PNG_COLOUR_TYPES[n], 0, 0, 0)
+    return b"".join(
+        (
+            b"\x89PNG\r\n\x1a\n",
+            _png_chunk(b"IHDR", header),
+            _png_chunk(b"IDAT", b"".join(parts)),
+            _png_chunk(b"IEND", b""),
+        )
+    )
+
+
+def _unmultiplied(band: Any, n: int) -> Any:
+    """Rows of premultiplied colour and alpha with the colour divided by the alpha (rounded)."""
+    import numpy as np
+
+    pixels = band.reshape(band.shape[0], -1, n).astype(np.uint16)
+    alpha = pixels[..., -1:]
+    colour = (pixels[..., :-1] * 255 + alpha // 2) // np.maximum(alpha, 1)
+    pixels[..., :-1] = np.minimum(colour, 255)
+    return pixels.astype(np.uint8).reshape(band.shape)
+
+
+def _png_chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))
 
 
 def pixmap_png(pixmap: Any) -> bytes | None:
@@ -386,23 +461,25 @@ def pixmap_png(pixmap: Any) -> bytes | None:
 
     if pixmap.colorspace is None:
         return None
-    if pixmap.colorspace.n in (1, 3):
-        try:
-            return bytes(pixmap.tobytes("png"))
-        except (pymupdf.mupdf.FzErrorArgument, ValueError):
-            pass  # one or three components that are not grey or RGB: a separation, Lab
-    return bytes(pymupdf.Pixmap(pymupdf.csRGB, pixmap).tobytes("png"))
+    fz_colorspace = pixmap.colorspace.this
+    if not (
+        pymupdf.mupdf.fz_colorspace_is_gray(fz_colorspace)
+        or pymupdf.mupdf.fz_colorspace_is_rgb(fz_colorspace)
+    ):
+        pixmap = pymupdf.Pixmap(pymupdf.csRGB, pixmap)  # CMYK, Lab, a separation, DeviceN
+    return encode_png(pixmap)
 
 
 def _draw_picture(page: Any, clip: Sequence[float], width: int, height: int) -> bytes:
-    """The part of the page a picture covers, drawn no finer than the picture's own resolution and within
-    ``MAX_PICTURE_SIDE`` and ``MAX_PICTURE_PIXELS`` (MuPDF decodes a picture drawn smaller subsampled)."""
+    """The part of the page a picture covers, drawn no finer than the picture's own resolution or
+    ``MAX_PICTURE_DPI``, and within ``MAX_PICTURE_SIDE`` and ``MAX_PICTURE_PIXELS`` (MuPDF decodes a
+    picture drawn smaller subsampled)."""
     pymupdf = load_pymupdf()
 
     area = pymupdf.Rect(clip) & page.rect
     if area.is_empty:
         raise ValueError("its place on the page is empty")
-    own = max(width / area.width, height / area.height)
+    own = min(max(width / area.width, height / area.height), MAX_PICTURE_DPI / 72)
     zoom = fit_scale(
         area.width,
         area.height,
@@ -411,8 +488,23 @@ def _draw_picture(page: Any, clip: Sequence[float], width: int, height: int) -> 
         max_pixels=MAX_PICTURE_PIXELS,
         rounding=2.0,
     )
-    pixmap = page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=area, alpha=False)
-    return bytes(pixmap.tobytes("png"))
+    return encode_png(page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=area, alpha=False))
+
+
+def _kept_scale(width: int, height: int, clip: Sequence[float]) -> float:
+    """The scale a ``width`` x ``height`` picture placed in ``clip`` is kept at: 1, or less to bring it
+    down to ``MAX_PICTURE_DPI`` of its place (pixels counted over the area, so a picture turned on the
+    page is judged the same)."""
+    area = max(clip[2] - clip[0], 0.0) * max(clip[3] - clip[1], 0.0)
+    if area <= 0 or width <= 0 or height <= 0:
+        return 1.0
+    return min(1.0, math.sqrt(area * (MAX_PICTURE_DPI / 72) ** 2 / (width * height)))
+
+
+def _bilevel(document: Any, xref: int) -> bool:
+    """Whether a picture object holds one bit per pixel (a black-and-white scan or line art)."""
+    kind, value = document.xref_get_key(xref, "BitsPerComponent")
+    return (kind == "int" and value == "1") or document.xref_get_key(xref, "ImageMask")[1] == "true"
 
 
 def picture_png(
@@ -421,8 +513,9 @@ def picture_png(
     """A picture embedded in a PDF as PNG bytes, bounded (call while holding ``PYMUPDF_LOCK``).
 
     A picture within ``MAX_PICTURE_SIDE`` and ``MAX_PICTURE_PIXELS`` (its size is read from the PDF, not
-    decoded) is extracted at its own resolution, its colours made grey or RGB by :func:`pixmap_png`. A
-    larger one, or a stencil mask, is drawn from its place on the page instead (see ``_draw_picture``).
+    decoded) is extracted, reduced to ``MAX_PICTURE_DPI`` of its place on the page when it is finer, its
+    colours made grey or RGB by :func:`pixmap_png`. A larger one, or a stencil mask, is drawn from its
+    place on the page instead (see ``_draw_picture``).
 
     Args:
         document: The open PyMuPDF document.
@@ -444,7 +537,16 @@ def picture_png(
 
     fits = max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
     try:
-        png = pixmap_png(pymupdf.Pixmap(document, xref)) if fits else None
+        png = None
+        if fits:
+            pixmap = pymupdf.Pixmap(document, xref)
+            scale = _kept_scale(pixmap.width, pixmap.height, clip)
+            # Black-and-white pictures stay whole: reduced, their edges turn grey, which costs more to
+            # encode than the pixels saved (they compress tenfold as they are).
+            if scale < 1 and pixmap.colorspace is not None and not _bilevel(document, xref):
+                kept = (max(1, round(pixmap.width * scale)), max(1, round(pixmap.height * scale)))
+                pixmap = pymupdf.Pixmap(pixmap, kept[0], kept[1], None)
+            png = pixmap_png(pixmap)
         return png if png is not None else _draw_picture(page, clip, width, height)
     except _mupdf_errors() as exc:
         warnings.warn(

@@ -22,8 +22,12 @@ __all__ = ["Line", "PageLines", "lines_from_blocks", "read_page_lines"]
 # A text column is at least a fifth of the page wide; a column of figures beside its labels is narrower.
 COLUMN_MIN_WIDTH = 0.2
 
-_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demibold", re.IGNORECASE)
-_ITALIC_FONT = re.compile(r"italic|oblique", re.IGNORECASE)
+_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demibold|[-.,](?:B|BI|Bd|BdIt)$|-Medi$", re.IGNORECASE)
+_ITALIC_FONT = re.compile(r"italic|oblique|[-.,](?:I|BI|It|BdIt|BoldIt|ReguItal)$|ital$", re.IGNORECASE)
+#: A line is italic when this share of its characters is.
+ITALIC_SHARE = 0.85
+_SMALL_CAPS_FONT = re.compile(r"smallcaps|^(?:[A-Z]{6}\+)?cmcsc|[-_.]sc$|[-_.]sc[0-9]", re.IGNORECASE)
+_MONO_FONT = re.compile(r"courier|mono|consol|menlo|typewriter|^cmtt|^sftt|code", re.IGNORECASE)
 
 
 @dataclass
@@ -42,6 +46,11 @@ class Line:
     lead: str = ""  # the text of the first piece (in reading order: the rightmost one in right-to-left text)
     underlined: bool = False  # a drawn rule runs under the text (and not much beyond it)
     spaced: bool = False  # the text layer holds a run of spaces (columns aligned with space characters)
+    max_size: float = 0.0  # the largest font size of its visible characters (small capitals' initials)
+    mono: bool = False  # every visible character is in a monospaced font (code)
+    small_caps: bool = False  # most visible characters are in a small-capitals font
+    font: str = ""  # the font of most of its visible characters
+    apart: bool = False  # set in another font than the document's running text (set by heading detection)
 
     @property
     def caps(self) -> bool:
@@ -64,9 +73,15 @@ class PageLines:
 
 
 @functools.lru_cache(maxsize=512)
-def _font_style(font: str) -> tuple[bool, bool]:
-    """Whether a font's name says bold, and italic (a document uses a few fonts: read each once)."""
-    return _BOLD_FONT.search(font) is not None, _ITALIC_FONT.search(font) is not None
+def _font_style(font: str) -> tuple[bool, bool, bool, bool]:
+    """Whether a font's name says bold, italic, monospaced, and small capitals (a document uses a few
+    fonts: read each once)."""
+    return (
+        _BOLD_FONT.search(font) is not None,
+        _ITALIC_FONT.search(font) is not None,
+        _MONO_FONT.search(font) is not None,
+        _SMALL_CAPS_FONT.search(font) is not None,
+    )
 
 
 def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
@@ -77,7 +92,9 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
     if not clean:
         return None
     weights: dict[float, int] = {}
-    bold = italic = True
+    fonts: dict[str, int] = {}
+    bold = mono = True
+    italic_chars = small_caps_chars = 0
     x0 = y0 = float("inf")
     x1 = y1 = float("-inf")
     max_gap, right = 0.0, None
@@ -91,11 +108,15 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
         right = bx1
         size = round(span["size"] * 2) / 2
         weights[size] = weights.get(size, 0) + visible
+        fonts[span["font"]] = fonts.get(span["font"], 0) + visible
         flags = span["flags"]
-        if bold or italic:
-            named_bold, named_italic = _font_style(span["font"])
-            bold = bold and bool(flags & 16 or named_bold)
-            italic = italic and bool(flags & 2 or named_italic)
+        named_bold, named_italic, named_mono, named_small_caps = _font_style(span["font"])
+        bold = bold and bool(flags & 16 or named_bold)
+        mono = mono and bool(flags & 8 or named_mono)
+        if flags & 2 or named_italic:
+            italic_chars += visible
+        if named_small_caps:
+            small_caps_chars += visible
         if bx0 < x0:
             x0 = bx0
         if by0 < y0:
@@ -107,7 +128,25 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
     size = max(weights, key=weights.__getitem__) if len(weights) > 1 else next(iter(weights))
     spaced = "  " in text.strip()
     chars = sum(weights.values())
-    return Line(clean, (x0, y0, x1, y1), size, bold, italic, block, chars, max_gap, 1, clean, spaced=spaced)
+    # Italic when nearly every character is: a ligature or a symbol in an upright font does not unmake it.
+    italic = italic_chars >= ITALIC_SHARE * chars
+    return Line(
+        clean,
+        (x0, y0, x1, y1),
+        size,
+        bold,
+        italic,
+        block,
+        chars,
+        max_gap,
+        1,
+        clean,
+        spaced=spaced,
+        max_size=max(weights),
+        mono=mono,
+        small_caps=small_caps_chars > chars / 2,
+        font=max(fonts, key=fonts.__getitem__),
+    )
 
 
 def _line_from_span(span: dict[str, Any], block: int) -> Line | None:
@@ -117,11 +156,12 @@ def _line_from_span(span: dict[str, Any], block: int) -> Line | None:
     if not clean:
         return None
     flags = span["flags"]
-    named_bold, named_italic = _font_style(span["font"])
+    named_bold, named_italic, named_mono, named_small_caps = _font_style(span["font"])
+    size = round(span["size"] * 2) / 2
     return Line(
         clean,
         tuple(span["bbox"]),
-        round(span["size"] * 2) / 2,
+        size,
         bool(flags & 16 or named_bold),
         bool(flags & 2 or named_italic),
         block,
@@ -130,6 +170,10 @@ def _line_from_span(span: dict[str, Any], block: int) -> Line | None:
         1,
         clean,
         spaced="  " in text.strip(),
+        max_size=size,
+        mono=bool(flags & 8 or named_mono),
+        small_caps=named_small_caps,
+        font=span["font"],
     )
 
 
@@ -176,6 +220,10 @@ def _join_side_by_side(first: Line, second: Line) -> Line:
         ordered[0].lead,
         left.underlined and right.underlined,
         left.spaced or right.spaced,
+        max(left.max_size, right.max_size),
+        left.mono and right.mono,
+        left.small_caps if left.chars >= right.chars else right.small_caps,
+        left.font if left.chars >= right.chars else right.font,
     )
 
 
@@ -316,12 +364,17 @@ def _same_style(a: Line, b: Line) -> bool:
     return a.size == b.size and a.bold == b.bold and a.italic == b.italic
 
 
+def _restyled(previous: Line, line: Line) -> bool:
+    """Whether ``line`` is set otherwise than the line before it: in another size, weight or slant."""
+    return abs(line.size - previous.size) >= 1 or line.bold != previous.bold or line.italic != previous.italic
+
+
 def _split_units(lines: list[Line]) -> list[Line]:
     """Renumber blocks so that each holds one unit: a paragraph, a title, a list item.
 
     MuPDF may put a whole page in one block. Inside a block, a unit ends where the space between two
-    lines is clearly wider than the block's usual line spacing (a paragraph break), or where the size or
-    weight changes after a line that ends a sentence or has no words. Across blocks, a paragraph that
+    lines is clearly wider than the block's usual line spacing (a paragraph break), or where the size,
+    weight or slant changes after a line that ends a sentence or has no words. Across blocks, a paragraph that
     MuPDF cut into one block per line is made one unit again (see :func:`_runs_on`).
     """
     gaps: dict[int, list[float]] = {}
@@ -341,7 +394,7 @@ def _split_units(lines: list[Line]) -> list[Line]:
         else:
             previous = lines[position - 1]
             gap = line.bbox[1] - previous.bbox[3]
-            restyled = (abs(line.size - previous.size) >= 1 or line.bold != previous.bold) and (
+            restyled = _restyled(previous, line) and (
                 previous.text.endswith((".", ":", "?", "!"))
                 or not any(char.isalpha() for char in previous.text)
             )

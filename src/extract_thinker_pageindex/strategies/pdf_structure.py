@@ -21,6 +21,8 @@ __all__ = [
     "outline_headings",
 ]
 
+#: The most words a title marked only by a weak cue (capitals, italics, numbering, another font) may have.
+WEAK_TITLE_WORDS = 12
 HEADER_BAND = 0.09  # top and bottom share of the page where running headers and footers live
 
 # A bullet or enumerator opening a list item: "•", "-", "1.", "(a)", "(iv)".
@@ -39,6 +41,19 @@ _LABEL = re.compile(
     r"|[0-9]+(?:\.[0-9]+)*|[ivxlc]+|[a-z])\.?$",
     re.IGNORECASE,
 )
+# A section number opening a line: "I.", "IV.", "2", "3.1", "A." (small capitals' headings in papers).
+_SECTION_NUMBER = re.compile(r"^(?:[0-9]{1,2}(?:\.[0-9]{1,2})*\.?|[IVXLC]{1,5}\.|[A-Z]\.)\s+\S")
+# A caption or a source line, which may stand alone in italics or capitals: "Figure 3.", "TABLE 2", "Source:".
+_CAPTION = re.compile(
+    r"^(?:figure|fig\.|table|chart|graph|plate|photo|example|listing|algorithm|source|sources)\s*(?:[0-9ivxlc]|:)",
+    re.IGNORECASE,
+)
+# Code: placeholders, assignments, statements' ends, blocks ("WHERE <logic>", "x = 1;", "f()").
+_CODE = re.compile(r"[<>{}=;]|\w\(\)")
+# A running title followed by its page number: "Chapter 2. Roles and separation of duties 11" (two words
+# or more before a number of one to three digits; a number before a title is as often a section's, and
+# four digits a year's).
+_PAGED_TITLE = re.compile(r"^\S+\s+\S.*\s[0-9]{1,3}$")
 _PAGE_NUMBER = re.compile(r"^\W*(?:page\s*)?#+(?:\s*(?:of|/)\s*#+)?\W*$")
 _NOT_WORD = re.compile(r"[\W_]+")
 FILENAME_TITLE = re.compile(
@@ -84,7 +99,13 @@ def find_running_lines(pages: Sequence[PageLines]) -> dict[tuple[int, int], str]
     threshold = max(2, math.ceil(len(pages) * 0.25))
     found = {}
     for page_position, line_position, band, key in candidates:
-        if len(seen[(band, key)]) >= threshold or _PAGE_NUMBER.match(key):
+        pages_seen = len(seen[(band, key)])
+        # A chapter's running title beside its page number repeats only over the chapter's pages.
+        if (
+            pages_seen >= threshold
+            or _PAGE_NUMBER.match(key)
+            or (pages_seen >= 2 and _PAGED_TITLE.match(pages[page_position].lines[line_position].text))
+        ):
             found[(page_position, line_position)] = band
     return found
 
@@ -117,31 +138,38 @@ def _other_column(line: Line, other: Line, page: PageLines) -> bool:
 
 def _is_table_row(line: Line, page: PageLines) -> bool:
     """Other text beside the line on the same band: a row of a table or statement, not a heading.
-    Text of the other column of a two-column page does not count."""
+    Text of the other column of a two-column page does not count, nor text running up or down the page."""
     height = line.bbox[3] - line.bbox[1]
     for other in page.lines:
-        if other is line:
-            continue
+        if other is line or other.bbox[3] - other.bbox[1] > 2.5 * other.size:
+            continue  # (text set on end, as arXiv's stamp in the margin, stands beside every line)
         overlap = min(line.bbox[3], other.bbox[3]) - max(line.bbox[1], other.bbox[1])
         if overlap > 0.5 * height and not _other_column(line, other, page):
             return True
     return False
 
 
-# A heading's cue: set larger or bold (font cues), or, at body size, underlined, in capitals or numbered
-# ("Item 4.", "PART II"). Running text uses the last three too (links are underlined, names and table
-# captions are in capitals), so a line with only one of them must stand alone in its unit and introduce
-# running text. Italics alone are no cue: they mark emphasis, captions and notes as often as titles.
+# A heading's cue: set larger or bold (font cues), or, at body size, underlined, in capitals, numbered
+# ("Item 4.", "PART II") or in italics; or, smaller than the body, in small capitals ("I. INTRODUCTION" in
+# 8 pt capitals on a 10 pt body, its initials often at body size). Running text uses all but the font cues
+# (links are underlined, names and table captions are in capitals, emphasis and notes in italics), so a
+# line with only one of them must stand alone in its unit and introduce running text, and is no caption.
 FONT_CUES = ("size", "bold")
 
 
 def heading_cue(line: Line, body: float) -> str | None:
     """What sets the line apart as a possible heading: "size", "bold", "underline", "caps", "numbered",
-    or ``None``."""
+    "italic", "font" (another font than the running text's), or ``None``."""
     if line.size >= body * 1.15 or line.size >= body + 1:
         return "size"
     if line.size < body * 0.85:
-        return None
+        small_caps = (
+            line.size >= body * 0.7
+            and (line.caps or line.small_caps or line.max_size >= body * 0.95)
+            and _SECTION_NUMBER.match(line.text) is not None
+            and sum(map(str.isalpha, line.text)) >= 4
+        )
+        return "caps" if small_caps else None
     if line.bold:
         return "bold"
     if line.underlined:
@@ -150,7 +178,21 @@ def heading_cue(line: Line, body: float) -> str | None:
         return "caps"
     if _NUMBERED_PART.match(line.text) or _NUMBERED_ITEM.match(line.text):
         return "numbered"
+    if line.italic:
+        return "italic"
+    if line.small_caps:
+        return "caps"
+    if line.apart:
+        return "font"
     return None
+
+
+def _heads_its_unit(last: Line, following: Line, extent: tuple[float, float]) -> bool:
+    """Whether a title's ``last`` line, at the head of a unit, stands apart from the ``following`` line: it
+    ends short of the unit's width (a wrapped sentence fills it) and a sentence starts below it."""
+    left, right = extent
+    first = next((char for char in following.text if char.isalnum()), "")
+    return last.bbox[2] < right - 0.15 * (right - left) and (first.isupper() or first.isdigit())
 
 
 def _introduces_text(page: PageLines, after: int, body: float) -> bool:
@@ -190,7 +232,12 @@ def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
         return False  # "(in millions)", "(continued)"
     if line.max_gap > 2 * line.size and not (line.pieces == 2 and _LABEL.match(line.lead)):
         return False  # cells of a table row set apart by wide gaps (but "ITEM 1.<tab>Business" is a title)
-    return heading_cue(line, body) is not None
+    cue = heading_cue(line, body)
+    if cue is None:
+        return False
+    if _CODE.search(text) or (line.mono and cue != "size"):
+        return False  # code, however bold or large: "CREATE PERMISSION <permission name>"
+    return cue in FONT_CUES or _CAPTION.match(text) is None
 
 
 def _style_key(line: Line) -> tuple[float, bool, bool, bool]:
@@ -292,8 +339,13 @@ def _page_heading_groups(
             and normalise_title(line.text) not in repeated
         )
 
+    top, bottom = page.height * HEADER_BAND, page.height * (1 - HEADER_BAND)
+
     def candidate(position: int, continuation: bool = False) -> bool:
-        return (page_position, position) not in running and _heading_like(lines[position], body, continuation)
+        line = lines[position]
+        if (line.bbox[3] <= top or line.bbox[1] >= bottom) and _PAGED_TITLE.match(line.text):
+            return False  # a running title with its page number, on a page of its chapter alone
+        return (page_position, position) not in running and _heading_like(line, body, continuation)
 
     position = 0
     heading_end = -1  # the line after the last heading found on this page
@@ -333,15 +385,105 @@ def _page_heading_groups(
             and (not candidate(after) or wraps(lines[after - 1], lines[after]))
             and not lines[after].text.startswith("(")  # "(unaudited; in millions)" is a note, not text
         )
-        # Capitals, numbering or italics alone mark a heading only when nothing else stands in its unit.
+        # Capitals, numbering or italics alone mark a heading only when it introduces running text: in a unit
+        # of its own, or at the head of its unit, ending short of the unit's width with a sentence starting
+        # below it ("Elastic Stop Nut" / "The elastic stop nut is...").
+        # Such a title is short: a dozen words (longer lines in italics are quotations and citations).
         weak = heading_cue(line, body) not in FONT_CUES and (
-            follows or not _introduces_text(page, after, body)
+            (follows and not _heads_its_unit(lines[after - 1], lines[after], extent[line.block]))
+            or not _introduces_text(page, after, body)
+            or sum(len(lines[member].text.split()) for member in members) > WEAK_TITLE_WORDS
         )
         if not bold_paragraph and not weak and not any(_is_table_row(lines[m], page) for m in members):
             found.append(members)
             heading_end = after
         position = after
     return found
+
+
+#: How many numbers a label must open units with ("Item 1", "Item 2", "Item 3") to make a series.
+SERIES_NUMBERS = 3
+# A unit opening with a numbering label: "Item 3.", "SECTION 4", "Article IV".
+_LABEL_WORD = re.compile(
+    r"^(item|section|article|part|chapter|note)\s*([0-9]+[a-z]?|[ivxlc]+)\b", re.IGNORECASE
+)
+# A title run into its text: "Item 3. Defaults Upon Senior Securities. None." (label, title ending in a
+# period, then a sentence).
+_RUN_IN = re.compile(
+    r"^((item|section|article|part|chapter|note)\s*([0-9]+[a-z]?|[ivxlc]+)\.?\s+(\S[^.]{1,118}?)\.)\s+[\"“(]?[A-Z]",
+    re.IGNORECASE,
+)
+_MINOR_WORDS = frozenset(
+    [
+        "a",
+        "an",
+        "and",
+        "as",
+        "at",
+        "by",
+        "for",
+        "from",
+        "in",
+        "into",
+        "of",
+        "on",
+        "or",
+        "the",
+        "to",
+        "upon",
+        "with",
+    ]
+)
+
+
+def _title_cased(title: str) -> bool:
+    """Every word of the title but the small ones (of, and, upon...) starts with a capital."""
+    words = [word for word in title.split() if word.lower() not in _MINOR_WORDS]
+    return bool(words) and all(not word[0].isalpha() or word[0].isupper() for word in words)
+
+
+def _run_in_headings(
+    pages: Sequence[PageLines],
+    running: dict[tuple[int, int], str],
+    found: set[tuple[int, int]],
+    page_count: int | None = None,
+) -> dict[tuple[int, int], str]:
+    """Titles run into the text that follows them, led by a label that continues a numbered series.
+
+    A 10-Q's "Item 3. Defaults Upon Senior Securities. None." is one line: the label and a title in title
+    case ending in a period, then a sentence (a word, not a page number). It is taken as the heading
+    "Item 3. Defaults Upon Senior Securities." when it opens its unit (or follows a finished sentence),
+    off a printed contents page, and the document's units open with that label and three numbers or more
+    (Items 1, 1A, 2...): a series, not a reference in a sentence.
+
+    Returns:
+        ``(page position, line position) -> heading text`` (the rest of the line is the paragraph's).
+    """
+    openings: dict[str, set[str]] = {}
+    candidates: list[tuple[int, int, str, str]] = []
+    for where, page in enumerate(pages):
+        lines = page.lines
+        # The entries of a printed contents page ("Item 1. Business. 4") are not its titles.
+        end = first_entry_line(page) if is_toc_page(page, page_count) else len(lines)
+        for position, line in enumerate(lines[:end]):
+            if (where, position) in running:
+                continue
+            opens = position == 0 or lines[position - 1].block != line.block
+            if not opens and not lines[position - 1].text.endswith((".", ":")):
+                continue
+            label = _LABEL_WORD.match(line.text)
+            if label is None:
+                continue
+            word, number = label.group(1).lower(), label.group(2).lower()
+            openings.setdefault(word, set()).add(number)
+            match = _RUN_IN.match(line.text)
+            if match is not None and (where, position) not in found and _title_cased(match.group(4)):
+                candidates.append((where, position, word, match.group(1)))
+    return {
+        (where, position): title
+        for where, position, word, title in candidates
+        if len(openings.get(word, ())) >= SERIES_NUMBERS
+    }
 
 
 def detect_headings(
@@ -353,6 +495,15 @@ def detect_headings(
     to three lines of the same style; wrapped lines, which reach across the block, are merged.
     """
     body = body_size(pages)
+    # A line set in another font than the running text's stands apart (a weak cue, like italics).
+    fonts: Counter[str] = Counter()
+    for page in pages:
+        for line in page.lines:
+            fonts[line.font] += line.chars
+    body_font = fonts.most_common(1)[0][0] if fonts else ""
+    for page in pages:
+        for line in page.lines:
+            line.apart = line.font != body_font
     # Lines that repeat on many pages (a company's name over each statement) are labels of their own.
     seen = Counter(
         normalise_title(line.text)
@@ -372,6 +523,11 @@ def detect_headings(
         (where, members[0]): " ".join(pages[where].lines[m].text for m in members)
         for where, members in groups
     }
+    run_in = _run_in_headings(pages, running, set(texts), page_count)
+    groups = sorted(
+        [*groups, *((where, [position]) for where, position in run_in)], key=lambda g: (g[0], g[1])
+    )
+    texts.update(run_in)
     # A "heading" repeated on many pages is page furniture ("Table of Contents" links, "(in millions)").
     repeats = Counter(normalise_title(text) for text in texts.values())
     groups = [

@@ -72,6 +72,8 @@ MIN_TEXT_CHARS = 16
 MIN_WIDE_CHARS = 4
 MIN_IMAGE_SIDE = 48.0  # points: smaller pictures are icons and rules, not content
 MIN_IMAGE_AREA = 0.01  # share of the page area
+#: A page-size picture under text of which this share is invisible is a scan under its OCR layer.
+INVISIBLE_SHARE = 0.9
 CONTEXT_PAGES = 12  # unselected pages read to recognise running headers and footers in a selection
 
 
@@ -231,17 +233,39 @@ class Assembler:
                 section = SectionNode(id=next_id(), parent_id=parent())
                 nodes.append(section)
                 self.sections.append((level, section.id))
+                taken = lines[position : position + count]
+                # A title run into its text ("Item 3. Defaults Upon Senior Securities. None."): the rest of
+                # the line opens the section's first paragraph, and the heading's box ends where its
+                # characters do (in proportion).
+                rest = line.text[len(text) :].strip() if count == 1 and line.text.startswith(text) else ""
+                heading_box = box(taken)
+                if rest and heading_box is not None:
+                    x0, y0, x1, y1 = heading_box
+                    heading_box = (
+                        x0,
+                        y0,
+                        max(x0 + 1, round(x0 + (x1 - x0) * len(text) / len(line.text))),
+                        y1,
+                    )
                 nodes.append(
                     HeadingNode(
                         id=next_id(),
                         parent_id=section.id,
                         level=_heading_level(level),
                         content=text,
-                        bbox=box(lines[position : position + count]),
+                        bbox=heading_box,
                     )
                 )
                 self.section_at[(page_position, position)] = section.id
                 position += count
+                if rest:
+                    current = {
+                        "type": "paragraph",
+                        "id": next_id(),
+                        "parent_id": parent(),
+                        "content": rest,
+                        "lines": [line],
+                    }
             else:
                 bullet = BULLET.match(line.text)
                 new_block = position == 0 or lines[position - 1].block != line.block
@@ -588,7 +612,12 @@ def _parse_pdf_text(
             if tables and page.text_chars and not scanned and _may_hold_table(page, drawings):
                 _page_tables(pdf_page, page, page_extras, textpage, drawings)
             extras.append(page_extras)
-            image_places.append(_page_images(pdf_page, page, name) if images else [])
+            places = _page_images(pdf_page, page, name) if images else []
+            if any(_covers_page(place, page) for place in places) and _invisible_text(text["blocks"]):
+                # A scan under its own OCR'd text (set invisible): the text is its reading, and the scan is
+                # the page itself, not a picture on it (as after our own OCR, below).
+                places = [place for place in places if not _covers_page(place, page)]
+            image_places.append(places)
             if progress is not None and not scanned:
                 done += 1
                 progress(done, len(indices))
@@ -699,6 +728,20 @@ def _parse_pdf_text(
         ocr_read=ocr_read,
         ocr_missing=ocr_missing,
     )
+
+
+def _invisible_text(blocks: list[dict[str, Any]]) -> bool:
+    """Whether nearly all of a page's text is set invisible (an OCR layer over a scan: PDF text render
+    mode 3, which MuPDF reports with ``alpha`` 0)."""
+    hidden = shown = 0
+    for block in blocks:
+        for line in block.get("lines", ()):
+            for span in line["spans"]:
+                if span.get("alpha", 255) == 0:
+                    hidden += len(span["text"])
+                else:
+                    shown += len(span["text"])
+    return hidden >= INVISIBLE_SHARE * (hidden + shown) and hidden > 0
 
 
 def _covers_page(place: Placement, page: PageLines) -> bool:
