@@ -7,7 +7,8 @@ whitespace). An entry is recovered when a detected heading on the same page matc
 
 - strict: the whole title, letters and digits only, lower case;
 - numbering-tolerant: the same with leading numbering ("1.2", "Item 7.", "PART II", "Note 4", "A-1 -")
-  removed from both sides.
+  removed from both sides; an entry that is a label alone ("Exhibit 21", "PART II") is recovered by a
+  heading that is, or opens with, that label ("Exhibit 21 Subsidiaries of the Registrant").
 
 Also measured: headings detected per outline entry of any level (over-segmentation), level order (a
 recovered level-1 entry's heading is shallower than the headings of its recovered level-2 children), and for
@@ -37,6 +38,12 @@ _NUMBERING = re.compile(
     r"^(?:(?:part|item|items|section|article|chapter|note|notes|schedule|appendix|exhibit|kapitel|abschnitt)"
     r"\s+(?:[0-9]+[a-z]?|[ivxlc]+|[a-z])(?:\s+[0-9]+[a-z]?)*"
     r"|[0-9]{1,2}(?:\s+[0-9]{1,2})*[a-z]?|[ivxlc]+|[a-z](?:\s+[0-9]+)+|[a-z])\s+(?=\S)"
+)
+
+
+# A label of words and a number ("exhibit 21", "part ii"), not a bare number or letter.
+_WORD_LABEL = re.compile(
+    r"^(?:part|item|items|section|article|chapter|note|notes|schedule|appendix|exhibit|annex)\s"
 )
 
 
@@ -169,6 +176,10 @@ def reference(path: Path) -> tuple[list[Reference], list[int]]:
 def _matches(title: str, text: str, tolerant: bool) -> bool:
     a, b = normalise(title), normalise(text)
     if tolerant:
+        if _WORD_LABEL.match(a) and strip_numbering(f"{a} x") == "x":
+            # An entry that is a label alone ("Exhibit 21") names the heading that opens with it
+            # ("Exhibit 21 Subsidiaries of the Registrant": the label line and the title below it).
+            return b == a or b.startswith(f"{a} ")
         a, b = strip_numbering(a), strip_numbering(b)
     return bool(a) and fuzz.ratio(a, b) >= MATCH
 

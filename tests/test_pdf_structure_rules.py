@@ -1390,3 +1390,124 @@ def test_the_same_lines_without_a_series_or_in_sentence_case_stay_paragraphs(tmp
     sheet.line("Item 7. Management's discussion of results. It is incorporated by reference.", pitch=22)
     path = save(document, tmp_path, "sentence.pdf")
     assert "Item 7. Management's discussion of results." not in heading_texts(build(path))
+
+
+# -- 20. two-column pages ----------------------------------------------------------------------------------
+
+
+def write_paper_page(path: Path, *, beside: str, stamp: bool = False, right_lines: int = 12) -> Path:
+    """A two-column paper's page: running text in both columns, a bold "3.2 Dataset Construction" in the
+    left column, and ``beside`` on its band in the right column ("short": a paragraph's last line;
+    "table": a table row of figures). ``stamp``: arXiv's identifier set on end in the left margin."""
+    document = pymupdf.open()
+    page = document.new_page()
+    y = 80.0
+    for text in textwrap.wrap(prose(0, 4), COLUMN_CHARS)[:8]:
+        page.insert_text((LEFT_COLUMN, y), text, fontsize=10, fontname="helv")
+        y += 13
+    title_y = y + 14
+    page.insert_text((LEFT_COLUMN, title_y), "3.2 Dataset Construction", fontsize=11, fontname="hebo")
+    y = title_y + 16
+    for text in textwrap.wrap(prose(4, 3), COLUMN_CHARS)[:6]:
+        page.insert_text((LEFT_COLUMN, y), text, fontsize=10, fontname="helv")
+        y += 13
+    right = [text for text in textwrap.wrap(prose(8, 8), COLUMN_CHARS)][:right_lines]
+    y = 80.0
+    for text in right:
+        page.insert_text((RIGHT_COLUMN, y), text, fontsize=10, fontname="helv")
+        y += 13
+    if beside == "short":
+        page.insert_text((RIGHT_COLUMN, title_y), "as the figure shows.", fontsize=10, fontname="helv")
+    elif beside == "table":
+        for x, cell in (
+            (RIGHT_COLUMN, "# of items"),
+            (RIGHT_COLUMN + 110, "85"),
+            (RIGHT_COLUMN + 170, "8,895"),
+        ):
+            page.insert_text((x, title_y), cell, fontsize=8, fontname="helv")
+    if stamp:
+        page.insert_text(
+            (30, 450), "arXiv:2303.05039v2 [cs.IR] 9 Mar 2023", fontsize=20, fontname="tiro", rotate=90
+        )
+    return save(document, path.parent, path.name)
+
+
+@pytest.mark.parametrize(
+    ("beside", "stamp", "right_lines", "is_heading"),
+    [
+        pytest.param("short", False, 12, True, id="last-line-of-a-paragraph-in-the-other-column"),
+        pytest.param("table", False, 12, True, id="table-row-in-the-other-column"),
+        pytest.param("none", True, 0, True, id="arxiv-stamp-on-end-in-the-margin"),
+        pytest.param("table", False, 2, False, id="control-figures-beside-without-two-columns-of-text"),
+    ],
+)
+def test_a_title_beside_the_other_columns_text_of_a_two_column_page_is_a_heading(
+    tmp_path: Path, beside: str, stamp: bool, right_lines: int, is_heading: bool
+) -> None:
+    path = write_paper_page(tmp_path / "paper.pdf", beside=beside, stamp=stamp, right_lines=right_lines)
+    lines = page_lines(path).lines
+    title = next(line for line in lines if line.text == "3.2 Dataset Construction")
+    shares_band = [
+        line
+        for line in lines
+        if line is not title and min(line.bbox[3], title.bbox[3]) - max(line.bbox[1], title.bbox[1]) > 5
+    ]
+    assert shares_band  # the premise: something stands on the title's band
+    if stamp:
+        assert [line.bbox[3] - line.bbox[1] > 100 for line in shares_band] == [True]  # the stamp alone
+
+    assert ("3.2 Dataset Construction" in heading_texts(build(path))) is is_heading
+
+
+# -- 21. titles over several lines -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("indent", "is_joined"),
+    [(22.0, True), (0.0, True), (90.0, False)],
+)
+def test_a_numbered_title_hanging_under_its_words_is_one_heading(
+    tmp_path: Path, indent: float, is_joined: bool
+) -> None:
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    sheet.paragraph(prose(10, 2), after=14)
+    first = "3.3 Preliminary Considerations and Important Criteria for the Production of"
+    sheet.line(first, size=14, font="hebo", pitch=17)
+    sheet.line("Accessible Documents", size=14, font="hebo", x=LEFT + indent, pitch=26)
+    sheet.paragraph(prose(12, 3))
+    path = save(document, tmp_path, "hanging.pdf")
+
+    joined = f"{first} Accessible Documents"
+    assert (joined in heading_texts(build(path))) is is_joined
+
+
+@pytest.mark.parametrize(
+    ("label", "below", "expected"),
+    [
+        pytest.param("Annex B", "Optional Mixed Mode", ["Annex B Optional Mixed Mode"], id="annex"),
+        pytest.param(
+            "Appendix A:", "Data Collection Forms", ["Appendix A: Data Collection Forms"], id="colon"
+        ),
+        pytest.param(
+            "PART II",
+            "Item 5. Market for Common Equity",
+            ["PART II", "Item 5. Market for Common Equity"],
+            id="control-numbered-title-below",
+        ),
+    ],
+)
+def test_a_label_line_and_the_title_below_it_are_one_heading(
+    tmp_path: Path, label: str, below: str, expected: list[str]
+) -> None:
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    sheet.paragraph(prose(10, 2), after=20)
+    sheet.line(label, size=14, font="hebo", pitch=20)
+    sheet.line(below, size=14, font="hebo", pitch=26)
+    sheet.paragraph(prose(12, 3))
+    path = save(document, tmp_path, "label.pdf")
+
+    assert heading_texts(build(path)) == expected

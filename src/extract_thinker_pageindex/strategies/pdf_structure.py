@@ -21,8 +21,14 @@ __all__ = [
     "outline_headings",
 ]
 
+#: The most words a heading's line (or a numbered title hanging over two) may have.
+TITLE_WORDS = 18
 #: The most words a title marked only by a weak cue (capitals, italics, numbering, another font) may have.
 WEAK_TITLE_WORDS = 12
+#: A line this many times taller than its font size is set on end (running up or down the page).
+ON_END = 2.5
+#: Lines of a column's width on each side of the middle that make a page one of two columns.
+COLUMN_LINES = 5
 HEADER_BAND = 0.09  # top and bottom share of the page where running headers and footers live
 
 # A bullet or enumerator opening a list item: "•", "-", "1.", "(a)", "(iv)".
@@ -42,7 +48,7 @@ _LABEL = re.compile(
     re.IGNORECASE,
 )
 # A section number opening a line: "I.", "IV.", "2", "3.1", "A." (small capitals' headings in papers).
-_SECTION_NUMBER = re.compile(r"^(?:[0-9]{1,2}(?:\.[0-9]{1,2})*\.?|[IVXLC]{1,5}\.|[A-Z]\.)\s+\S")
+_SECTION_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*\.?|[IVXLC]{1,5}\.|[A-Z]\.)\s+\S")
 # A caption or a source line, which may stand alone in italics or capitals: "Figure 3.", "TABLE 2", "Source:".
 _CAPTION = re.compile(
     r"^(?:figure|fig\.|table|chart|graph|plate|photo|example|listing|algorithm|source|sources)\s*(?:[0-9ivxlc]|:)",
@@ -136,15 +142,38 @@ def _other_column(line: Line, other: Line, page: PageLines) -> bool:
     )
 
 
-def _is_table_row(line: Line, page: PageLines) -> bool:
+def _column_page(page: PageLines) -> bool:
+    """Whether the page is set in two columns of running text: five lines or more of a column's width
+    on each side of its middle (a paper's page; a statement's labels and figures are no such lines)."""
+    middle, margin = page.width / 2, page.width * 0.02
+    left = right = 0
+    for line in page.lines:
+        if line.bbox[2] - line.bbox[0] < page.width * COLUMN_MIN_WIDTH or line.max_gap >= 2 * line.size:
+            continue
+        if line.bbox[2] <= middle + margin:
+            left += 1
+        elif line.bbox[0] >= middle - margin:
+            right += 1
+    return left >= COLUMN_LINES and right >= COLUMN_LINES
+
+
+def _is_table_row(line: Line, page: PageLines, columns: bool = False) -> bool:
     """Other text beside the line on the same band: a row of a table or statement, not a heading.
-    Text of the other column of a two-column page does not count, nor text running up or down the page."""
+    Text of the other column of a two-column page does not count (on a page set in two ``columns``, none
+    of it: the end of a paragraph or a table's row there is no cell of this line), nor text running up or
+    down the page."""
     height = line.bbox[3] - line.bbox[1]
+    middle, margin = page.width / 2, page.width * 0.02
     for other in page.lines:
-        if other is line or other.bbox[3] - other.bbox[1] > 2.5 * other.size:
+        if other is line or other.bbox[3] - other.bbox[1] > ON_END * other.size:
             continue  # (text set on end, as arXiv's stamp in the margin, stands beside every line)
         overlap = min(line.bbox[3], other.bbox[3]) - max(line.bbox[1], other.bbox[1])
-        if overlap > 0.5 * height and not _other_column(line, other, page):
+        if overlap <= 0.5 * height:
+            continue
+        apart = (line.bbox[2] <= middle + margin and other.bbox[0] >= middle - margin) or (
+            other.bbox[2] <= middle + margin and line.bbox[0] >= middle - margin
+        )
+        if not (columns and apart) and not _other_column(line, other, page):
             return True
     return False
 
@@ -187,6 +216,19 @@ def heading_cue(line: Line, body: float) -> str | None:
     return None
 
 
+def _hangs_under(line: Line, following: Line) -> bool:
+    """Whether ``following`` continues a numbered title hanging under its words ("3.3 Vorüberlegungen und
+    … bei der" / "    Erstellung barrierefreier Dokumente"): indented by about the number's width, and of a
+    title's length in all (a numbered question of a form, hanging the same way, runs longer)."""
+    number = _SECTION_NUMBER.match(line.text)
+    indent = following.bbox[0] - line.bbox[0]
+    return (
+        number is not None
+        and 0.5 * line.size <= indent <= line.size * (0.6 * len(number[1]) + 2.5)
+        and len(line.text.split()) + len(following.text.split()) <= TITLE_WORDS
+    )
+
+
 def _heads_its_unit(last: Line, following: Line, extent: tuple[float, float]) -> bool:
     """Whether a title's ``last`` line, at the head of a unit, stands apart from the ``following`` line: it
     ends short of the unit's width (a wrapped sentence fills it) and a sentence starts below it."""
@@ -212,15 +254,15 @@ def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
     """Whether a line may be (part of) a heading; a ``continuation`` line of a wrapped title may start in
     lower case ("Implement roles and separation" / "of duties")."""
     text = line.text
-    if len(text) > 150 or len(text.split()) > 18:
+    if len(text) > 150 or len(text.split()) > TITLE_WORDS:
         return False  # checked first: most lines of a page are running text
     letters = sum(map(str.isalpha, text))
     if letters < 2:
         return False
     if letters < 0.5 * len(text.replace(" ", "")):
         return False  # mostly figures: a statement line
-    if text.endswith((":", ",", ";")):
-        return False  # running text goes on
+    if text.endswith((",", ";")) or (text.endswith(":") and not _LABEL_LINE.match(text)):
+        return False  # running text goes on (a label may end in a colon: "Appendix A:")
     if text.endswith(".") and not _LABEL.match(text) and not _ENDS_TITLE.match(text):
         return False  # a sentence; short or numbered titles may end in a period ("Item 4. Controls.")
     if _SYMBOL_BULLET.match(text):
@@ -328,7 +370,10 @@ def _page_heading_groups(
         # unit continue one title ("UNITED STATES" / "SECURITIES AND EXCHANGE COMMISSION"), unless the
         # first repeats on other pages: a company's name over each statement's title is a label of its own.
         left, right = extent[line.block]
-        if line.bbox[2] >= right - 0.15 * (right - left) and abs(following.bbox[0] - line.bbox[0]) <= 2:
+        fills = line.bbox[2] >= right - 0.15 * (right - left)
+        if fills and abs(following.bbox[0] - line.bbox[0]) <= 2:
+            return True
+        if fills and _hangs_under(line, following):
             return True
         centre = (line.bbox[0] + line.bbox[2]) / 2
         following_centre = (following.bbox[0] + following.bbox[2]) / 2
@@ -340,6 +385,22 @@ def _page_heading_groups(
         )
 
     top, bottom = page.height * HEADER_BAND, page.height * (1 - HEADER_BAND)
+    columns = _column_page(page)
+
+    def _titles_label(label: Line, after: int) -> bool:
+        # The line below a label line ("Annex B", "Appendix A:", "CHAPTER ONE:") is its title when it is
+        # close below it, a heading candidate as prominent as the label (or set the same), and not a
+        # numbered heading of its own ("PART I" / "Item 1. Business" are two).
+        if after >= len(lines) or (page_position, after) in running:
+            return False
+        title = lines[after]
+        return (
+            0 <= title.bbox[1] - label.bbox[3] <= 2.5 * label.size
+            and _LABEL_WORD.match(title.text) is None
+            and _SECTION_NUMBER.match(title.text) is None
+            and candidate(after)
+            and (heading_cue(title, body) in FONT_CUES or _style_key(title) == _style_key(label))
+        )
 
     def candidate(position: int, continuation: bool = False) -> bool:
         line = lines[position]
@@ -376,6 +437,19 @@ def _page_heading_groups(
         ):
             members.append(position + len(members))
         after = position + len(members)
+        if len(members) == 1 and _LABEL_LINE.match(line.text) and _titles_label(line, after):
+            members.append(after)  # "Annex B" / "Optional mixed mode": one title, wrapped as a title wraps
+            while (
+                len(members) < 4
+                and after + 1 < len(lines)
+                and lines[after + 1].block == lines[after].block
+                and _style_key(lines[after + 1]) == _style_key(lines[after])
+                and wraps(lines[after], lines[after + 1])
+                and candidate(after + 1, continuation=True)
+            ):
+                after += 1
+                members.append(after)
+            after += 1
         follows = after < len(lines) and lines[after].block == line.block
         # The first line of a bold paragraph is no heading: the same style goes on as running text.
         # (Also when its last line runs on into the next: three lines of a paragraph are no title.)
@@ -394,7 +468,11 @@ def _page_heading_groups(
             or not _introduces_text(page, after, body)
             or sum(len(lines[member].text.split()) for member in members) > WEAK_TITLE_WORDS
         )
-        if not bold_paragraph and not weak and not any(_is_table_row(lines[m], page) for m in members):
+        if (
+            not bold_paragraph
+            and not weak
+            and not any(_is_table_row(lines[m], page, columns) for m in members)
+        ):
             found.append(members)
             heading_end = after
         position = after
@@ -406,6 +484,13 @@ SERIES_NUMBERS = 3
 # A unit opening with a numbering label: "Item 3.", "SECTION 4", "Article IV".
 _LABEL_WORD = re.compile(
     r"^(item|section|article|part|chapter|note)\s*([0-9]+[a-z]?|[ivxlc]+)\b", re.IGNORECASE
+)
+# A line that is a label alone, its title on the line below: "Annex B", "Appendix A:", "CHAPTER ONE:".
+_LABEL_LINE = re.compile(
+    r"^(?:part|item|article|section|chapter|note|schedule|exhibit|appendix|annex|attachment)"
+    r"(?:\s*[0-9]+[a-z]?|\s+(?:[ivxlc]+|[a-z]|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve))"
+    r"\s*[.:]?$",
+    re.IGNORECASE,
 )
 # A title run into its text: "Item 3. Defaults Upon Senior Securities. None." (label, title ending in a
 # period, then a sentence).
