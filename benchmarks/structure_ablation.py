@@ -14,7 +14,7 @@ wrote after the words is read before them); precision is the share of our headin
 docling's test PDFs with their ground truth (tests/data/pdf of docling-project/docling: papers, a
 handbook, a Korean report, right-to-left forms, an IBM redbook) are such a set.
 
-Usage: python benchmarks/structure_ablation.py [DATA_DIR ...] [--markdown-reference DIR]
+Usage: python benchmarks/structure_ablation.py [DATA_DIR ...] [--markdown-reference DIR] [--rows WORD ...]
 (default data dirs: ../shared/eval/structure, financebench and mmlongbench)
 """
 
@@ -118,6 +118,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no hanging numbered titles": [(pdf_structure, "_hangs_under", lambda *args: False)],
     "no label line over its title": [(pdf_structure, "_LABEL_LINE", NEVER)],
     "no titles run into their text": [(pdf_structure, "_run_in_headings", lambda *args: {})],
+    "no index letters": [(pdf_structure, "_INDEX_LETTER", NEVER)],
     "contents test without page-number checks": [
         (pdf_contents, "is_toc_page", _strict_contents_off),
         (pdf_structure, "is_toc_page", _strict_contents_off),
@@ -178,6 +179,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data_dirs", nargs="*", type=Path)
     parser.add_argument("--markdown-reference", type=Path, default=None)
+    parser.add_argument(
+        "--rows", nargs="*", default=None, help="run only the ablations whose label holds one of these words"
+    )
     args = parser.parse_args()
     pairs: list[tuple[Path, list[str]]] = []
     if args.markdown_reference is not None:
@@ -208,6 +212,8 @@ def main() -> None:
         header += f"{'reference headers found':>26}{'headings':>10}{'precision':>11}"
     print(header)
     for label, replacements in ABLATIONS.items():
+        if args.rows is not None and label != "all rules" and not any(word in label for word in args.rows):
+            continue
         row = f"{label:42}"
         with patched(replacements):
             for paths in sets.values():

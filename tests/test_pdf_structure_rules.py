@@ -1511,3 +1511,42 @@ def test_a_label_line_and_the_title_below_it_are_one_heading(
     path = save(document, tmp_path, "label.pdf")
 
     assert heading_texts(build(path)) == expected
+
+
+@pytest.mark.parametrize(("around", "is_heading"), [("code", False), ("prose", True)])
+def test_a_bold_keyword_among_lines_of_code_is_not_a_heading(
+    tmp_path: Path, around: str, is_heading: bool
+) -> None:
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    sheet.paragraph(prose(10, 2), after=20)
+    before, after = (
+        ("AS <correlation name>", "WHERE <logic to test>")
+        if around == "code"
+        else ("The clause that follows names the rows.", "It is read for every row of the table.")
+    )
+    sheet.line(before, size=11.5, pitch=24)
+    sheet.line("FOR ROWS", size=11.5, font="hebo", pitch=24)
+    sheet.line(after, size=11.5, pitch=24)
+    sheet.paragraph(prose(12, 3))
+    path = save(document, tmp_path, "sql.pdf")
+
+    assert ("FOR ROWS" in heading_texts(build(path))) is is_heading
+
+
+@pytest.mark.parametrize(("letters", "expected"), [("ABC", ["A", "B", "C"]), ("AXB", []), ("AB", [])])
+def test_capitals_heading_an_index_in_alphabetical_order_are_headings(
+    tmp_path: Path, letters: str, expected: list[str]
+) -> None:
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    for letter in letters:
+        sheet.line(letter, size=14, font="hebo", pitch=20)
+        for word in ("abstract, 12", "annotation, 40", "appendix, 77"):
+            sheet.line(f"{letter}{word}", pitch=14)
+        sheet.skip(10)
+    path = save(document, tmp_path, "index.pdf")
+
+    assert [text for text in heading_texts(build(path)) if len(text) == 1] == expected

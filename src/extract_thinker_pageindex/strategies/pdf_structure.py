@@ -257,8 +257,8 @@ def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
     if len(text) > 150 or len(text.split()) > TITLE_WORDS:
         return False  # checked first: most lines of a page are running text
     letters = sum(map(str.isalpha, text))
-    if letters < 2:
-        return False
+    if letters < 2 and not _INDEX_LETTER.match(text):
+        return False  # (a capital alone may head a group of an index: kept only in a series, see below)
     if letters < 0.5 * len(text.replace(" ", "")):
         return False  # mostly figures: a statement line
     if text.endswith((",", ";")) or (text.endswith(":") and not _LABEL_LINE.match(text)):
@@ -402,8 +402,25 @@ def _page_heading_groups(
             and (heading_cue(title, body) in FONT_CUES or _style_key(title) == _style_key(label))
         )
 
+    def among_code(position: int) -> bool:
+        # A line set as the code around it ("FOR ROWS" between "AS <correlation name>" and "WHERE <logic>")
+        # is code: the nearest lines of its size and left edge, before and after, hold code characters.
+        line = lines[position]
+
+        def code(span: Iterable[Line]) -> bool:
+            for other in span:
+                if other.size == line.size and abs(other.bbox[0] - line.bbox[0]) <= 2:
+                    return _CODE.search(other.text) is not None
+            return False
+
+        return code(reversed(lines[max(0, position - 3) : position])) and code(
+            lines[position + 1 : position + 4]
+        )
+
     def candidate(position: int, continuation: bool = False) -> bool:
         line = lines[position]
+        if among_code(position):
+            return False
         if (line.bbox[3] <= top or line.bbox[1] >= bottom) and _PAGED_TITLE.match(line.text):
             return False  # a running title with its page number, on a page of its chapter alone
         return (page_position, position) not in running and _heading_like(line, body, continuation)
@@ -492,6 +509,8 @@ _LABEL_LINE = re.compile(
     r"\s*[.:]?$",
     re.IGNORECASE,
 )
+# A capital standing alone: a group of an index ("A", "B", ...).
+_INDEX_LETTER = re.compile(r"^[A-Z]$")
 # A title run into its text: "Item 3. Defaults Upon Senior Securities. None." (label, title ending in a
 # period, then a sentence).
 _RUN_IN = re.compile(
@@ -571,6 +590,37 @@ def _run_in_headings(
     }
 
 
+def _index_letters_in_series(
+    groups: list[tuple[int, list[int]]], pages: Sequence[PageLines], body: float
+) -> list[tuple[int, list[int]]]:
+    """Keep a capital standing alone as a heading ("A", "B"... over an index's groups) only when it is set
+    larger or bold and such capitals follow each other in alphabetical order, three or more: elsewhere a
+    lone capital is a drop cap, a figure's panel or a grade."""
+    letters = [
+        (where, members)
+        for where, members in groups
+        if len(members) == 1 and _INDEX_LETTER.match(pages[where].lines[members[0]].text)
+    ]
+    kept: set[tuple[int, int]] = set()
+    run: list[tuple[int, list[int]]] = []
+    for where, members in [*letters, (-1, [-1])]:
+        text = pages[where].lines[members[0]].text if where >= 0 else ""
+        if run and text and text > pages[run[-1][0]].lines[run[-1][1][0]].text:
+            run.append((where, members))
+            continue
+        if len(run) >= SERIES_NUMBERS and all(
+            heading_cue(pages[w].lines[m[0]], body) in FONT_CUES for w, m in run
+        ):
+            kept.update((w, m[0]) for w, m in run)
+        run = [(where, members)] if text else []
+    return [
+        (where, members)
+        for where, members in groups
+        if not (len(members) == 1 and _INDEX_LETTER.match(pages[where].lines[members[0]].text))
+        or (where, members[0]) in kept
+    ]
+
+
 def detect_headings(
     pages: Sequence[PageLines], running: dict[tuple[int, int], str], page_count: int | None = None
 ) -> dict[tuple[int, int], tuple[int, str, int]]:
@@ -604,6 +654,7 @@ def detect_headings(
         for members in _page_heading_groups(page_position, page, running, body, repeated, page_count)
     ]
     groups = _drop_heading_lists(groups, pages, running)
+    groups = _index_letters_in_series(groups, pages, body)
     texts = {
         (where, members[0]): " ".join(pages[where].lines[m].text for m in members)
         for where, members in groups
