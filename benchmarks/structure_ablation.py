@@ -119,6 +119,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no label line over its title": [(pdf_structure, "_LABEL_LINE", NEVER)],
     "no titles run into their text": [(pdf_structure, "_run_in_headings", lambda *args: {})],
     "no index letters": [(pdf_structure, "_INDEX_LETTER", NEVER)],
+    "no titles ending in a colon": [(pdf_structure, "_colon_title", lambda *args: False)],
     "contents test without page-number checks": [
         (pdf_contents, "is_toc_page", _strict_contents_off),
         (pdf_structure, "is_toc_page", _strict_contents_off),

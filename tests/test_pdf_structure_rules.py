@@ -1550,3 +1550,31 @@ def test_capitals_heading_an_index_in_alphabetical_order_are_headings(
     path = save(document, tmp_path, "index.pdf")
 
     assert [text for text in heading_texts(build(path)) if len(text) == 1] == expected
+
+
+@pytest.mark.parametrize(
+    ("title", "below", "is_heading"),
+    [
+        pytest.param("Participant Identification:", "paragraph", True, id="before-running-text"),
+        pytest.param("Principal Investigator:", "Dr Jane Roe", False, id="label-over-a-name"),
+        pytest.param(
+            "The following table sets out the terms of each agreement:", "paragraph", False, id="long"
+        ),
+    ],
+)
+def test_a_short_bold_title_ending_in_a_colon_before_running_text_is_a_heading(
+    tmp_path: Path, title: str, below: str, is_heading: bool
+) -> None:
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    sheet.paragraph(prose(10, 2), after=20)
+    sheet.line(title, size=12, font="hebo", pitch=20)
+    if below == "paragraph":
+        sheet.paragraph(prose(12, 3))
+    else:
+        sheet.line(below, pitch=30)
+        sheet.paragraph(prose(12, 3))
+    path = save(document, tmp_path, "colon.pdf")
+
+    assert (title in heading_texts(build(path))) is is_heading

@@ -23,6 +23,8 @@ __all__ = [
 
 #: The most words a heading's line (or a numbered title hanging over two) may have.
 TITLE_WORDS = 18
+#: The most words a title ending in a colon may have ("Participant Identification:").
+COLON_TITLE_WORDS = 6
 #: The most words a title marked only by a weak cue (capitals, italics, numbering, another font) may have.
 WEAK_TITLE_WORDS = 12
 #: A line this many times taller than its font size is set on end (running up or down the page).
@@ -216,6 +218,12 @@ def heading_cue(line: Line, body: float) -> str | None:
     return None
 
 
+def _colon_title(line: Line, body: float) -> bool:
+    """Whether a line ending in a colon may be a title: set larger or bold and of a few words
+    ("Participant Identification:"); it must then stand alone before running text or a title."""
+    return len(line.text.split()) <= COLON_TITLE_WORDS and heading_cue(line, body) in FONT_CUES
+
+
 def _hangs_under(line: Line, following: Line) -> bool:
     """Whether ``following`` continues a numbered title hanging under its words ("3.3 Vorüberlegungen und
     … bei der" / "    Erstellung barrierefreier Dokumente"): indented by about the number's width, and of a
@@ -261,8 +269,10 @@ def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
         return False  # (a capital alone may head a group of an index: kept only in a series, see below)
     if letters < 0.5 * len(text.replace(" ", "")):
         return False  # mostly figures: a statement line
-    if text.endswith((",", ";")) or (text.endswith(":") and not _LABEL_LINE.match(text)):
-        return False  # running text goes on (a label may end in a colon: "Appendix A:")
+    if text.endswith((",", ";")):
+        return False  # running text goes on
+    if text.endswith(":") and not _LABEL_LINE.match(text) and not _colon_title(line, body):
+        return False  # (but a label may end in a colon, "Appendix A:", and so may a short title set apart)
     if text.endswith(".") and not _LABEL.match(text) and not _ENDS_TITLE.match(text):
         return False  # a sentence; short or numbered titles may end in a period ("Item 4. Controls.")
     if _SYMBOL_BULLET.match(text):
@@ -485,6 +495,12 @@ def _page_heading_groups(
             or not _introduces_text(page, after, body)
             or sum(len(lines[member].text.split()) for member in members) > WEAK_TITLE_WORDS
         )
+        # A title ending in a colon stands alone before running text (or a title of its own kind: "Participant
+        # Identification:" / "Screening and identification:"); a label over a name or a date is no title.
+        last = lines[members[-1]]
+        if last.text.endswith(":") and not _LABEL_LINE.match(last.text):
+            subtitle = after < len(lines) and lines[after].text.endswith(":") and candidate(after)
+            weak = weak or follows or not (_introduces_text(page, after, body) or subtitle)
         if (
             not bold_paragraph
             and not weak
