@@ -429,11 +429,11 @@ def _page_heading_groups(
 
     def candidate(position: int, continuation: bool = False) -> bool:
         line = lines[position]
-        if among_code(position):
+        if (page_position, position) in running or not _heading_like(line, body, continuation):
             return False
         if (line.bbox[3] <= top or line.bbox[1] >= bottom) and _PAGED_TITLE.match(line.text):
             return False  # a running title with its page number, on a page of its chapter alone
-        return (page_position, position) not in running and _heading_like(line, body, continuation)
+        return not among_code(position)
 
     position = 0
     heading_end = -1  # the line after the last heading found on this page
@@ -583,17 +583,19 @@ def _run_in_headings(
     candidates: list[tuple[int, int, str, str]] = []
     for where, page in enumerate(pages):
         lines = page.lines
-        # The entries of a printed contents page ("Item 1. Business. 4") are not its titles.
-        end = first_entry_line(page) if is_toc_page(page, page_count) else len(lines)
-        for position, line in enumerate(lines[:end]):
-            if (where, position) in running:
+        end: int | None = None  # where a printed contents page's entries start, read once a label is seen
+        for position, line in enumerate(lines):
+            label = _LABEL_WORD.match(line.text)
+            if label is None or (where, position) in running:
                 continue
             opens = position == 0 or lines[position - 1].block != line.block
             if not opens and not lines[position - 1].text.endswith((".", ":")):
                 continue
-            label = _LABEL_WORD.match(line.text)
-            if label is None:
-                continue
+            if end is None:
+                # The entries of a printed contents page ("Item 1. Business. 4") are not its titles.
+                end = first_entry_line(page) if is_toc_page(page, page_count) else len(lines)
+            if position >= end:
+                break
             word, number = label.group(1).lower(), label.group(2).lower()
             openings.setdefault(word, set()).add(number)
             match = _RUN_IN.match(line.text)
