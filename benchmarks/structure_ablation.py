@@ -114,7 +114,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no code-character guard": [(pdf_structure, "_CODE", NEVER)],
     "no paged running titles": [(pdf_structure, "_PAGED_TITLE", NEVER)],
     "no text-on-end exemption": [(pdf_structure, "ON_END", float("inf"))],
-    "no two-column pages": [(pdf_structure, "_column_page", lambda *args: False)],
+    "no column pages": [(pdf_structure, "_column_page", lambda *args: [])],
     "no hanging numbered titles": [(pdf_structure, "_hangs_under", lambda *args: False)],
     "no label line over its title": [(pdf_structure, "_LABEL_LINE", NEVER)],
     "no titles run into their text": [(pdf_structure, "_run_in_headings", lambda *args: {})],

@@ -1578,3 +1578,67 @@ def test_a_short_bold_title_ending_in_a_colon_before_running_text_is_a_heading(
     path = save(document, tmp_path, "colon.pdf")
 
     assert (title in heading_texts(build(path))) is is_heading
+
+
+def test_latin_capitals_inside_a_korean_sentence_are_no_capitals_cue(tmp_path: Path) -> None:
+    document = pymupdf.open()
+    sheet = Sheet(document)  # one font throughout, as a Korean report sets its text
+    for number in range(3):
+        sheet.paragraph(prose(3 * number, 3), font="korea")
+    line = "기후변화, SARS, MERS, 코로나-19 등 예상하지"
+    sheet.line(line, font="korea", pitch=26)
+    sheet.paragraph(prose(12, 3), font="korea")
+    path = save(document, tmp_path, "korean.pdf")
+    assert any(found.text == line for found in page_lines(path).lines)  # the premise: one line as written
+
+    assert line not in heading_texts(build(path))
+
+
+@pytest.mark.parametrize(("third", "is_heading"), [("same-style", False), ("body", True)])
+def test_two_large_lines_going_on_in_their_style_are_a_paragraph_not_a_title(
+    tmp_path: Path, third: str, is_heading: bool
+) -> None:
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    sheet.paragraph(prose(10, 2), after=20)
+    # Ragged right at 11 pt: the lines do not fill the measure, so no line "wraps" by the edge test.
+    for text in ("IBM Redbooks are developed", "by the IBM International"):
+        sheet.line(text, size=11, pitch=13)
+    if third == "same-style":
+        for text in ("Technical Support", "Organization. Experts from", "IBM, customers and partners."):
+            sheet.line(text, size=11, pitch=13)
+    sheet.skip(10)
+    sheet.paragraph(prose(12, 3))
+    path = save(document, tmp_path, "sidebar.pdf")
+
+    texts = heading_texts(build(path))
+    assert ("IBM Redbooks are developed by the IBM International" in texts) is is_heading
+    assert "Technical Support" not in texts
+
+
+@pytest.mark.parametrize(("columns", "is_heading"), [(3, True), (1, False)])
+def test_a_title_beside_the_next_columns_text_on_a_three_column_page_is_a_heading(
+    tmp_path: Path, columns: int, is_heading: bool
+) -> None:
+    # An instructions book's page: three columns of 9 pt text; the title in the first column shares its band
+    # with the second column's text, which crosses the page's middle. The control has the title's column
+    # alone (no columns of text beside it): then the text beside it is a cell of its row.
+    document = pymupdf.open()
+    page = document.new_page()
+    for row, text in enumerate(textwrap.wrap(prose(0, 4), 34)[:14]):
+        page.insert_text((40, 80 + 12 * row), text, fontsize=9, fontname="helv")
+    # The next columns' paragraphs run on past the title's band (the control: one line beside it).
+    for number, left in enumerate((222.0, 404.0) if columns == 3 else (222.0,)):
+        rows = (
+            textwrap.wrap(prose(3 + 3 * number, 8), 34)[:24] if columns == 3 else ["Additional information"]
+        )
+        for row, text in enumerate(rows):
+            y = 80 + 12 * row if columns == 3 else 80 + 12 * 15 + 1
+            page.insert_text((left, y), text, fontsize=9, fontname="helv")
+    page.insert_text((40, 80 + 12 * 15 + 4), "General Instructions", fontsize=13, fontname="hebo")
+    for row, text in enumerate(textwrap.wrap(prose(20, 3), 34)[:8]):
+        page.insert_text((40, 80 + 12 * 17 + 12 * row), text, fontsize=9, fontname="helv")
+    path = save(document, tmp_path, "three.pdf")
+
+    assert ("General Instructions" in heading_texts(build(path))) is is_heading

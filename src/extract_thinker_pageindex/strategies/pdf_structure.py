@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import statistics
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -144,38 +145,64 @@ def _other_column(line: Line, other: Line, page: PageLines) -> bool:
     )
 
 
-def _column_page(page: PageLines) -> bool:
-    """Whether the page is set in two columns of running text: five lines or more of a column's width
-    on each side of its middle (a paper's page; a statement's labels and figures are no such lines)."""
+def _column_page(page: PageLines) -> list[tuple[float, float]]:
+    """The columns a page is set in, as ``(left, right)`` spans, when it has two or more; an empty list for
+    a page of one column.
+
+    A column is five lines or more of running text (a fifth of the page wide at least, half of it at
+    most, no wide gaps) starting at one left edge; its span runs to their median right edge, and a left
+    edge inside the span before it is an indent, not a column. A page with five such lines on each side
+    of its middle has its two halves at least (a paper's two columns; an instructions book has three; a
+    statement's labels and figures make no such lines).
+    """
     middle, margin = page.width / 2, page.width * 0.02
+    starts: list[tuple[float, list[float]]] = []  # (left edge, right edges of its lines)
     left = right = 0
-    for line in page.lines:
-        if line.bbox[2] - line.bbox[0] < page.width * COLUMN_MIN_WIDTH or line.max_gap >= 2 * line.size:
+    for line in sorted(page.lines, key=lambda item: item.bbox[0]):
+        width = line.bbox[2] - line.bbox[0]
+        if width < page.width * COLUMN_MIN_WIDTH or line.max_gap >= 2 * line.size:
             continue
         if line.bbox[2] <= middle + margin:
             left += 1
         elif line.bbox[0] >= middle - margin:
             right += 1
-    return left >= COLUMN_LINES and right >= COLUMN_LINES
+        if width > page.width / 2:
+            continue  # across the page (a title, a caption over two columns): in no column
+        if starts and line.bbox[0] - starts[-1][0] <= margin:
+            starts[-1][1].append(line.bbox[2])
+        else:
+            starts.append((line.bbox[0], [line.bbox[2]]))
+    columns: list[tuple[float, float]] = []
+    for edge, rights in starts:
+        if len(rights) >= COLUMN_LINES and not (columns and edge < columns[-1][1]):
+            columns.append((edge, statistics.median(rights)))
+    if len(columns) >= 2:
+        return columns
+    return [(0.0, middle), (middle, page.width)] if left >= COLUMN_LINES and right >= COLUMN_LINES else []
 
 
-def _is_table_row(line: Line, page: PageLines, columns: bool = False) -> bool:
+def _is_table_row(line: Line, page: PageLines, columns: Sequence[tuple[float, float]] = ()) -> bool:
     """Other text beside the line on the same band: a row of a table or statement, not a heading.
-    Text of the other column of a two-column page does not count (on a page set in two ``columns``, none
-    of it: the end of a paragraph or a table's row there is no cell of this line), nor text running up or
-    down the page."""
+    Running text of the other column of a two-column page does not count; on a page set in ``columns``
+    (see :func:`_column_page`), nothing outside the line's own column does (a paragraph's last line or a
+    table's row there is no cell of this line); nor does text running up or down the page."""
     height = line.bbox[3] - line.bbox[1]
     middle, margin = page.width / 2, page.width * 0.02
+    # The column the line stands in (its left edge within the column's span).
+    own = next((span for span in columns if span[0] - margin <= line.bbox[0] < span[1]), None)
     for other in page.lines:
         if other is line or other.bbox[3] - other.bbox[1] > ON_END * other.size:
             continue  # (text set on end, as arXiv's stamp in the margin, stands beside every line)
         overlap = min(line.bbox[3], other.bbox[3]) - max(line.bbox[1], other.bbox[1])
         if overlap <= 0.5 * height:
             continue
-        apart = (line.bbox[2] <= middle + margin and other.bbox[0] >= middle - margin) or (
-            other.bbox[2] <= middle + margin and line.bbox[0] >= middle - margin
-        )
-        if not (columns and apart) and not _other_column(line, other, page):
+        if columns and (
+            (own is not None and (other.bbox[2] <= own[0] + margin or other.bbox[0] >= own[1] - margin))
+            or (line.bbox[2] <= middle + margin and other.bbox[0] >= middle - margin)
+            or (other.bbox[2] <= middle + margin and line.bbox[0] >= middle - margin)
+        ):
+            continue  # in another column of the page (its own span, or the other half of the page)
+        if not _other_column(line, other, page):
             return True
     return False
 
@@ -186,6 +213,13 @@ def _is_table_row(line: Line, page: PageLines, columns: bool = False) -> bool:
 # (links are underlined, names and table captions are in capitals, emphasis and notes in italics), so a
 # line with only one of them must stand alone in its unit and introduce running text, and is no caption.
 FONT_CUES = ("size", "bold")
+
+
+def _in_capitals(text: str) -> bool:
+    """Whether the text is set in capitals: four or more, and most of its letters (Latin capitals in a
+    Korean or Chinese sentence, "기후변화, SARS, MERS", are no capitals line)."""
+    capitals = sum(map(str.isupper, text))
+    return capitals >= 4 and capitals >= 0.8 * sum(map(str.isalpha, text))
 
 
 def heading_cue(line: Line, body: float) -> str | None:
@@ -205,7 +239,7 @@ def heading_cue(line: Line, body: float) -> str | None:
         return "bold"
     if line.underlined:
         return "underline"
-    if line.caps and sum(map(str.isalpha, line.text)) >= 4:
+    if line.caps and _in_capitals(line.text):
         return "caps"
     if _NUMBERED_PART.match(line.text) or _NUMBERED_ITEM.match(line.text):
         return "numbered"
@@ -483,7 +517,8 @@ def _page_heading_groups(
         bold_paragraph = (
             follows
             and _style_key(lines[after]) == _style_key(line)
-            and (not candidate(after) or wraps(lines[after - 1], lines[after]))
+            # (two lines wrapped and a third of the same style: a paragraph set large, whatever its edge)
+            and (not candidate(after) or wraps(lines[after - 1], lines[after]) or len(members) >= 2)
             and not lines[after].text.startswith("(")  # "(unaudited; in millions)" is a note, not text
         )
         # Capitals, numbering or italics alone mark a heading only when it introduces running text: in a unit
