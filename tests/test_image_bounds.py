@@ -639,3 +639,19 @@ def test_encoded_pngs_hold_the_pixmaps_pixels_as_mupdfs_own_writer_does(colorspa
 def test_pngs_are_encoded_only_from_grey_or_rgb() -> None:
     with pytest.raises(ValueError, match="grey or RGB"):
         encode_png(pymupdf.Pixmap(pymupdf.csCMYK, pymupdf.IRect(0, 0, 4, 4), 0))
+
+
+def test_one_picture_shown_small_and_large_is_kept_at_each_size(tmp_path: Path) -> None:
+    document = pymupdf.open()
+    picture = noise_picture(1500, 1500)
+    for box in (pymupdf.Rect(72, 100, 172, 200), pymupdf.Rect(36, 100, 576, 640)):  # 100 pt, then 540 pt
+        page = text_page(document, "The same photograph, shown at another size on each page.")
+        page.insert_image(box, stream=picture)
+    path = tmp_path / "twice.pdf"
+    document.save(path)
+    with pymupdf.open(path) as saved:  # the premise: one picture object for both
+        assert len({item[0] for page in saved for item in page.get_images()}) == 1
+
+    small, large = sorted(size for _, size, _ in pictures_of(path))
+    assert abs(small[0] - 100 * MAX_PICTURE_DPI / 72) <= 10 and small[0] == small[1]  # 300 dpi of 100 pt
+    assert large == (1500, 1500)  # 200 dpi of 540 pt: whole, not the thumbnail's size

@@ -1642,3 +1642,49 @@ def test_a_title_beside_the_next_columns_text_on_a_three_column_page_is_a_headin
     path = save(document, tmp_path, "three.pdf")
 
     assert ("General Instructions" in heading_texts(build(path))) is is_heading
+
+
+def test_a_long_numbered_item_title_in_body_type_is_still_a_heading(tmp_path: Path) -> None:
+    # The twelve-word limit is for titles in italics or another font; Items run to fourteen words and more.
+    title = "Item 7. Management's Discussion and Analysis of Financial Condition and Results of Operations"
+    assert len(title.split()) > 12
+    path = write_titled_page(tmp_path / "item7.pdf", title)
+
+    assert heading_texts(build(path)) == [title]
+
+
+def test_a_title_set_large_over_three_lines_is_one_heading_not_a_paragraph(tmp_path: Path) -> None:
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    sheet.paragraph(prose(10, 2), after=20)
+    lines = (
+        "ITEM 12. SECURITY OWNERSHIP OF CERTAIN",
+        "BENEFICIAL OWNERS AND MANAGEMENT",
+        "AND RELATED STOCKHOLDER MATTERS",
+    )
+    for text in lines:
+        sheet.line(text, size=14, font="hebo", pitch=17)
+    sheet.skip(10)
+    sheet.paragraph(prose(12, 3))
+    path = save(document, tmp_path, "item12.pdf")
+
+    texts = heading_texts(build(path))
+    assert any(text.startswith(lines[0]) and lines[1] in text for text in texts), texts
+
+
+def test_a_running_title_after_its_page_number_on_two_pages_is_a_header(tmp_path: Path) -> None:
+    document = pymupdf.open()
+    for number in range(12):
+        sheet = Sheet(document, top=40)
+        if number in (4, 6):
+            sheet.line(f"{50 + number} 3.3. UBERLAGERUNGEN", size=8, pitch=50)
+        else:
+            sheet.skip(50)
+        for paragraph in range(3):
+            sheet.paragraph(prose(number + paragraph, 3))
+    path = save(document, tmp_path, "book.pdf")
+
+    document_index = build(path)
+    assert not any("UBERLAGERUNGEN" in text for text in heading_texts(document_index))
+    assert texts_of(document_index, HeaderNode) == ["54 3.3. UBERLAGERUNGEN", "56 3.3. UBERLAGERUNGEN"]

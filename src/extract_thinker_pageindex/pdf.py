@@ -49,6 +49,7 @@ __all__ = [
     "page_matrix",
     "pdf_errors",
     "picture_png",
+    "picture_scale",
     "pixmap_png",
     "read_pdf_bytes",
     "render_page_png",
@@ -491,7 +492,7 @@ def _draw_picture(page: Any, clip: Sequence[float], width: int, height: int) -> 
     return encode_png(page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=area, alpha=False))
 
 
-def _kept_scale(width: int, height: int, clip: Sequence[float]) -> float:
+def picture_scale(width: int, height: int, clip: Sequence[float]) -> float:
     """The scale a ``width`` x ``height`` picture placed in ``clip`` is kept at: 1, or less to bring it
     down to ``MAX_PICTURE_DPI`` of its place (pixels counted over the area, so a picture turned on the
     page is judged the same)."""
@@ -540,7 +541,7 @@ def picture_png(
         png = None
         if fits:
             pixmap = pymupdf.Pixmap(document, xref)
-            scale = _kept_scale(pixmap.width, pixmap.height, clip)
+            scale = picture_scale(pixmap.width, pixmap.height, clip)
             # Black-and-white pictures stay whole: reduced, their edges turn grey, which costs more to
             # encode than the pixels saved (they compress tenfold as they are).
             if scale < 1 and pixmap.colorspace is not None and not _bilevel(document, xref):

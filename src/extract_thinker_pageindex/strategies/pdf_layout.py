@@ -23,11 +23,14 @@ __all__ = ["Line", "PageLines", "lines_from_blocks", "read_page_lines"]
 COLUMN_MIN_WIDTH = 0.2
 
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demibold|[-.,](?:B|BI|Bd|BdIt)$|-Medi$", re.IGNORECASE)
-_ITALIC_FONT = re.compile(r"italic|oblique|[-.,](?:I|BI|It|BdIt|BoldIt|ReguItal)$|ital$", re.IGNORECASE)
+_ITALIC_FONT = re.compile(r"italic|oblique|[-.,](?:I|BI|It|BdIt|BoldIt)$|(?:Regu|Medi)Ital$", re.IGNORECASE)
 #: A line is italic when this share of its characters is.
 ITALIC_SHARE = 0.85
 _SMALL_CAPS_FONT = re.compile(r"smallcaps|^(?:[A-Z]{6}\+)?cmcsc|[-_.]sc$|[-_.]sc[0-9]", re.IGNORECASE)
-_MONO_FONT = re.compile(r"courier|mono|consol|menlo|typewriter|^cmtt|^sftt|code", re.IGNORECASE)
+_MONO_FONT = re.compile(
+    r"courier|mono|consol|menlo|typewriter|^(?:[A-Z]{6}\+)?(?:cmtt|sftt)|sourcecode|firacode|codenew",
+    re.IGNORECASE,
+)
 
 
 @dataclass

@@ -27,7 +27,7 @@ TITLE_WORDS = 18
 #: The most words a title ending in a colon may have ("Participant Identification:").
 COLON_TITLE_WORDS = 6
 #: The most words a title marked only by a weak cue (capitals, italics, numbering, another font) may have.
-WEAK_TITLE_WORDS = 12
+WEAK_TITLE_WORDS = 12  # (italics and another font: capitals and numbering mark long Item titles too)
 #: A line this many times taller than its font size is set on end (running up or down the page).
 ON_END = 2.5
 #: Lines of a column's width on each side of the middle that make a page one of two columns.
@@ -63,6 +63,9 @@ _CODE = re.compile(r"[<>{}=;]|\w\(\)")
 # or more before a number of one to three digits; a number before a title is as often a section's, and
 # four digits a year's).
 _PAGED_TITLE = re.compile(r"^\S+\s+\S.*\s[0-9]{1,3}$")
+# A running title after its page number: "52 3.3. ÜBERLAGERUNGEN" (a book's even pages; repeated on two
+# pages or more, digits ignored, where a section's own number would differ).
+_PAGE_FIRST = re.compile(r"^[0-9]{1,3}\s+\S.*\S$")
 _PAGE_NUMBER = re.compile(r"^\W*(?:page\s*)?#+(?:\s*(?:of|/)\s*#+)?\W*$")
 _NOT_WORD = re.compile(r"[\W_]+")
 FILENAME_TITLE = re.compile(
@@ -113,7 +116,13 @@ def find_running_lines(pages: Sequence[PageLines]) -> dict[tuple[int, int], str]
         if (
             pages_seen >= threshold
             or _PAGE_NUMBER.match(key)
-            or (pages_seen >= 2 and _PAGED_TITLE.match(pages[page_position].lines[line_position].text))
+            or (
+                pages_seen >= 2
+                and (
+                    _PAGED_TITLE.match(pages[page_position].lines[line_position].text)
+                    or _PAGE_FIRST.match(pages[page_position].lines[line_position].text)
+                )
+            )
         ):
             found[(page_position, line_position)] = band
     return found
@@ -461,6 +470,14 @@ def _page_heading_groups(
             lines[position + 1 : position + 4]
         )
 
+    def runs_on(after: int) -> bool:
+        # Two more lines of the title's style below it in its unit: the unit is a paragraph set large.
+        return (
+            after + 1 < len(lines)
+            and lines[after + 1].block == lines[after].block
+            and _style_key(lines[after + 1]) == _style_key(lines[after])
+        )
+
     def candidate(position: int, continuation: bool = False) -> bool:
         line = lines[position]
         if (page_position, position) in running or not _heading_like(line, body, continuation):
@@ -518,7 +535,11 @@ def _page_heading_groups(
             follows
             and _style_key(lines[after]) == _style_key(line)
             # (two lines wrapped and a third of the same style: a paragraph set large, whatever its edge)
-            and (not candidate(after) or wraps(lines[after - 1], lines[after]) or len(members) >= 2)
+            and (
+                not candidate(after)
+                or wraps(lines[after - 1], lines[after])
+                or (len(members) >= 2 and runs_on(after))
+            )
             and not lines[after].text.startswith("(")  # "(unaudited; in millions)" is a note, not text
         )
         # Capitals, numbering or italics alone mark a heading only when it introduces running text: in a unit
@@ -528,7 +549,10 @@ def _page_heading_groups(
         weak = heading_cue(line, body) not in FONT_CUES and (
             (follows and not _heads_its_unit(lines[after - 1], lines[after], extent[line.block]))
             or not _introduces_text(page, after, body)
-            or sum(len(lines[member].text.split()) for member in members) > WEAK_TITLE_WORDS
+            or (
+                heading_cue(line, body) in ("italic", "font")
+                and sum(len(lines[member].text.split()) for member in members) > WEAK_TITLE_WORDS
+            )
         )
         # A title ending in a colon stands alone before running text (or a title of its own kind: "Participant
         # Identification:" / "Screening and identification:"); a label over a name or a date is no title.

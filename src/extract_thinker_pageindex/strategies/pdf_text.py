@@ -579,7 +579,7 @@ def _parse_pdf_text(
     progress: Progress | None,
     ocr: OcrSettings | None,
 ) -> PdfTextResult:
-    from ..pdf import PYMUPDF_LOCK, open_pdf, pdf_errors, picture_png
+    from ..pdf import PYMUPDF_LOCK, open_pdf, pdf_errors, picture_png, picture_scale
 
     with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
         page_count = document.page_count
@@ -643,15 +643,19 @@ def _parse_pdf_text(
         # The same picture on many pages is a logo or a rule: leave it out.
         usage = Counter(xref for places in image_places for xref in {place.xref for place in places})
         decorative = {xref for xref, count in usage.items() if count >= max(3, 0.25 * len(read))}
-        cache: dict[int, bytes | None] = {}
+        # Each picture is decoded once for each size it is kept at (300 dpi of its place: a thumbnail and
+        # the same picture shown large elsewhere are two sizes).
+        cache: dict[tuple[int, int, int], bytes | None] = {}
         for page, places, page_extras in zip(read, image_places, extras, strict=True):
             for place in places:
                 if place.xref in decorative:
                     continue
-                if place.xref not in cache:
+                scale = picture_scale(place.width, place.height, place.box)
+                size = (place.xref, round(place.width * scale), round(place.height * scale))
+                if size not in cache:
                     # Bounded: an oversized picture is drawn reduced; one that cannot be read is left out
                     # with a warning, and the page keeps its text.
-                    cache[place.xref] = picture_png(
+                    cache[size] = picture_png(
                         document,
                         place.xref,
                         width=place.width,
@@ -660,7 +664,7 @@ def _parse_pdf_text(
                         clip=place.box,
                         name=name,
                     )
-                png = cache[place.xref]
+                png = cache[size]
                 if png is not None:
                     page_extras.nodes.append(
                         (place.box[1], ImageNode(id="i", kind="other", bbox=place.box, image_data=png))
