@@ -574,9 +574,9 @@ def _page_heading_groups(
 #: How many numbers a label must open units with ("Item 1", "Item 2", "Item 3") to make a series.
 SERIES_NUMBERS = 3
 # A unit opening with a numbering label: "Item 3.", "SECTION 4", "Article IV".
-_LABEL_WORD = re.compile(
-    r"^(item|section|article|part|chapter|note)\s*([0-9]+[a-z]?|[ivxlc]+)\b", re.IGNORECASE
-)
+# (A number may touch its word, "Item1A"; a Roman numeral is a word of its own: "Parti" is no label.)
+_LABEL_OPENING = r"^(item|section|article|part|chapter|note)(?:\s*([0-9]+[a-z]?)|\s+([ivxlc]+))\b"
+_LABEL_WORD = re.compile(_LABEL_OPENING, re.IGNORECASE)
 # A line that is a label alone, its title on the line below: "Annex B", "Appendix A:", "CHAPTER ONE:".
 _LABEL_LINE = re.compile(
     r"^(?:part|item|article|section|chapter|note|schedule|exhibit|appendix|annex|attachment)"
@@ -588,10 +588,7 @@ _LABEL_LINE = re.compile(
 _INDEX_LETTER = re.compile(r"^[A-Z]$")
 # A title run into its text: "Item 3. Defaults Upon Senior Securities. None." (label, title ending in a
 # period, then a sentence).
-_RUN_IN = re.compile(
-    r"^((item|section|article|part|chapter|note)\s*([0-9]+[a-z]?|[ivxlc]+)\.?\s+(\S[^.]{1,118}?)\.)\s+[\"“(]?[A-Z]",
-    re.IGNORECASE,
-)
+_RUN_IN = re.compile(rf"({_LABEL_OPENING}\.?\s+(\S[^.]{{1,118}}?)\.)\s+[\"“(]?[A-Z]", re.IGNORECASE)
 _MINOR_WORDS = frozenset(
     [
         "a",
@@ -655,10 +652,10 @@ def _run_in_headings(
                 end = first_entry_line(page) if is_toc_page(page, page_count) else len(lines)
             if position >= end:
                 break
-            word, number = label.group(1).lower(), label.group(2).lower()
+            word, number = label.group(1).lower(), (label.group(2) or label.group(3)).lower()
             openings.setdefault(word, set()).add(number)
             match = _RUN_IN.match(line.text)
-            if match is not None and (where, position) not in found and _title_cased(match.group(4)):
+            if match is not None and (where, position) not in found and _title_cased(match.group(5)):
                 candidates.append((where, position, word, match.group(1)))
     return {
         (where, position): title
