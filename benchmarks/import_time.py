@@ -37,7 +37,7 @@ CASES = {
     # PyMuPDF 2.0 imports its layout model (onnxruntime) and pymupdf4llm with itself; this package does not.
     "pymupdf (import pymupdf)": "import pymupdf",
     "pymupdf (as this package imports it)": (
-        "from extract_thinker_pageindex.pdf import load_pymupdf\nload_pymupdf()"
+        "from extract_thinker_pageindex.pdf.opening import load_pymupdf\nload_pymupdf()"
     ),
     "extract_thinker_pageindex (package)": "import extract_thinker_pageindex",
     "extract_thinker_pageindex (every public name)": (
@@ -93,7 +93,7 @@ def measure(cases: dict[str, list[str]], runs: int) -> dict[str, tuple[float, fl
 HEAVY = ("litellm", "onnxruntime")
 IMPORTS = (
     "import contextlib, io, sys\n"
-    "from extract_thinker_pageindex.cli import main\n"
+    "from extract_thinker_pageindex.cli.main import main\n"
     "with contextlib.redirect_stdout(io.StringIO()):\n"
     "    try:\n"
     "        main({argv!r})\n"

@@ -544,7 +544,7 @@ def _vision_run(
     if engine == "ray" and model_rate is not None:
         import ray
 
-        from extract_thinker_pageindex.ray_engine import NAMESPACE, limiter_name
+        from extract_thinker_pageindex.batch.ray_engine import NAMESPACE, limiter_name
 
         actor = ray.get_actor(limiter_name(client.model), namespace=NAMESPACE)
         row["limiter_peak"] = ray.get(actor.stats.remote())["peak"]

@@ -20,7 +20,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from extract_thinker_pageindex import build_index
 from extract_thinker_pageindex.indexing import _first_top_heading
-from extract_thinker_pageindex.pdf import load_pymupdf
+from extract_thinker_pageindex.pdf.opening import load_pymupdf
 from extract_thinker_pageindex.strategies.pdf_structure import FILENAME_TITLE
 
 EVAL = Path(__file__).resolve().parents[2] / "shared" / "eval"

@@ -115,7 +115,7 @@ def collect(structured: bool | None) -> dict[str, Any]:
     import pymupdf
 
     from extract_thinker_pageindex import build_index
-    from extract_thinker_pageindex.llm import ModelClient
+    from extract_thinker_pageindex.llm.client import ModelClient
     from extract_thinker_pageindex.postprocess.abstract import MAX_ABSTRACT_INPUT
     from extract_thinker_pageindex.postprocess.title import MAX_TITLE_INPUT
     from llm_server import LLMServer

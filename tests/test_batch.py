@@ -25,7 +25,9 @@ from extract_thinker_pageindex import (
     index_documents,
     load_index,
 )
-from extract_thinker_pageindex.batch import MANIFEST_FILE, REPORT_FILE, BatchEntry, collect_documents
+from extract_thinker_pageindex.batch.manifest import MANIFEST_FILE, REPORT_FILE
+from extract_thinker_pageindex.batch.run import collect_documents
+from extract_thinker_pageindex.batch.tasks import BatchEntry
 from llm_server import LLMServer, Reply, completion_body
 
 MODEL = "openai/test-vision"
@@ -514,7 +516,7 @@ def test_ray_workers_write_a_shared_postgres_index(
 def test_ray_model_rate_holds_across_the_cluster(
     ray_cluster: Any, tmp_path: Path, llm_server: LLMServer
 ) -> None:
-    from extract_thinker_pageindex.ray_engine import NAMESPACE, limiter_name
+    from extract_thinker_pageindex.batch.ray_engine import NAMESPACE, limiter_name
 
     answer_pages(llm_server, 0.25)
     for number in range(4):
@@ -555,7 +557,7 @@ def test_limiter_takes_back_a_permit_whose_lease_ran_out() -> None:
     import asyncio
     from concurrent.futures import ThreadPoolExecutor
 
-    from extract_thinker_pageindex.call_limit import LeaseSemaphore
+    from extract_thinker_pageindex.llm.call_limit import LeaseSemaphore
 
     async def scenario() -> tuple[float, dict[str, int]]:
         semaphore = LeaseSemaphore(1)

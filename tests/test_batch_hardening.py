@@ -23,7 +23,8 @@ from extract_thinker_pageindex import (
     index_documents,
     load_index,
 )
-from extract_thinker_pageindex.batch import MANIFEST_FILE, REPORT_FILE, collect_documents
+from extract_thinker_pageindex.batch.manifest import MANIFEST_FILE, REPORT_FILE
+from extract_thinker_pageindex.batch.run import collect_documents
 
 ENV = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
 CLI = [sys.executable, "-m", "extract_thinker_pageindex", "index", "--engine", "local"]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from extract_thinker_pageindex import load_index
-from extract_thinker_pageindex.batch import REPORT_FILE
-from extract_thinker_pageindex.cli import main
+from extract_thinker_pageindex.batch.manifest import REPORT_FILE
+from extract_thinker_pageindex.cli.main import main
 
 
 @pytest.fixture
@@ -121,7 +121,7 @@ def test_batch_runs_as_a_process_with_worker_processes(folder: Path, tmp_path: P
 
 
 def test_a_long_run_lists_only_its_failures(tmp_path: Path, capsys) -> None:
-    from extract_thinker_pageindex.cli_batch import MAX_ROWS
+    from extract_thinker_pageindex.cli.batch import MAX_ROWS
 
     docs = tmp_path / "many"
     docs.mkdir()

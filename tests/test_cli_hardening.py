@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from extract_thinker_pageindex import build_index, index_document, inspect, load_index, print_toc_tree
-from extract_thinker_pageindex.cli import _index_files, main
-from extract_thinker_pageindex.sources import EXTENSION_KINDS
-from extract_thinker_pageindex.terminal import safe_text
+from extract_thinker_pageindex.cli.main import _index_files, main
+from extract_thinker_pageindex.cli.terminal import safe_text
+from extract_thinker_pageindex.inputs.sources import EXTENSION_KINDS
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "examples" / "data"
@@ -290,7 +290,7 @@ def _modules_after(argv: list[str], cwd: Path) -> dict[str, object]:
     code = textwrap.dedent(
         f"""
         import contextlib, io, json, sys
-        from extract_thinker_pageindex.cli import main
+        from extract_thinker_pageindex.cli.main import main
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             try:
@@ -367,7 +367,7 @@ def test_a_later_framework_import_reuses_the_contract_class_and_extracts_into_it
     code = textwrap.dedent(
         f"""
         import sys
-        from extract_thinker_pageindex.model import Document, TitleAnswer
+        from extract_thinker_pageindex.document.model import Document, TitleAnswer
         from extract_thinker_pageindex._framework import Contract
         assert "extract_thinker" not in sys.modules and "litellm" not in sys.modules
 
@@ -410,7 +410,7 @@ def test_a_framework_laid_out_otherwise_is_imported_normally(tmp_path: Path) -> 
     code = textwrap.dedent(
         """
         import sys
-        from extract_thinker_pageindex.model import Document
+        from extract_thinker_pageindex.document.model import Document
         import extract_thinker
         assert extract_thinker.__file__.startswith(sys.argv[1]), extract_thinker.__file__
         assert issubclass(Document, extract_thinker.Contract)

@@ -36,19 +36,18 @@ from extract_thinker_pageindex import (
     ParagraphNode,
     build_index,
 )
-from extract_thinker_pageindex.pdf import (
+from extract_thinker_pageindex.pdf.images import (
     MAX_PICTURE_DPI,
     MAX_PICTURE_PIXELS,
     MAX_PICTURE_SIDE,
     MAX_RENDER_PIXELS,
     MAX_RENDER_SIDE,
-    PYMUPDF_LOCK,
     encode_png,
     fit_scale,
-    open_pdf,
     pixmap_png,
     render_page_png,
 )
+from extract_thinker_pageindex.pdf.opening import PYMUPDF_LOCK, open_pdf
 from extract_thinker_pageindex.strategies.vision import (
     MAX_IMAGE_DIMENSION,
     MAX_IMAGE_SIDE,
@@ -287,7 +286,7 @@ def test_the_model_sees_a_7200_pt_page_bounded_and_its_boxes_map_back_to_the_pag
         import io
         from PIL import Image
         from extract_thinker_pageindex import build_index
-        from extract_thinker_pageindex.llm import ModelClient
+        from extract_thinker_pageindex.llm.client import ModelClient
 
         model = ModelClient("openai/test-bounds", sleep=lambda seconds: None)
         document = build_index(sys.argv[1], strategy="vision", model=model, abstract=False)

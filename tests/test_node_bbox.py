@@ -33,7 +33,7 @@ from extract_thinker_pageindex import (
     index_document,
     load_index,
 )
-from extract_thinker_pageindex.model import AnswerParagraphNode, PageAnswer, document_node
+from extract_thinker_pageindex.document.model import AnswerParagraphNode, PageAnswer, document_node
 from pdf_support import LEFT_COLUMN, RIGHT_COLUMN, prose, shift_page
 
 TEXT_NODES = (HeadingNode, ParagraphNode, ListItemNode, HeaderNode, FooterNode)

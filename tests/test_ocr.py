@@ -28,6 +28,7 @@ from extract_thinker_pageindex import (
     load_index,
     save_index,
 )
+from extract_thinker_pageindex.cli.summary import inspect
 from extract_thinker_pageindex.index_key import cache_key, options_key
 from extract_thinker_pageindex.ocr.engines import plain_text, read_page
 from extract_thinker_pageindex.ocr.settings import (
@@ -36,7 +37,6 @@ from extract_thinker_pageindex.ocr.settings import (
     ocr_settings,
     tesseract_reader,
 )
-from extract_thinker_pageindex.summary import inspect
 from scan_support import (
     RESULTS,
     RESULTS_PAGE,

@@ -84,7 +84,7 @@ def test_the_second_load_comes_from_the_cache(tmp_path: Path, llm_server) -> Non
 
 
 def test_client_settings_that_change_answers_are_another_cache_entry(tmp_path: Path, llm_server) -> None:
-    from extract_thinker_pageindex.llm import ImageLimits, ModelClient
+    from extract_thinker_pageindex.llm.client import ImageLimits, ModelClient
 
     llm_server.default = lambda body: Reply(
         200, completion_body(json.dumps({"nodes": [{"type": "paragraph", "id": "a", "content": "Text."}]}))

@@ -23,7 +23,7 @@ from extract_thinker_pageindex import (
     index_document,
     load_index,
 )
-from extract_thinker_pageindex.llm import ModelClient
+from extract_thinker_pageindex.llm.client import ModelClient
 from extract_thinker_pageindex.postprocess.abstract import MAX_ABSTRACT_INPUT
 from extract_thinker_pageindex.postprocess.continuations import group_continuations
 from extract_thinker_pageindex.postprocess.ids import drop_dangling_references

@@ -13,9 +13,9 @@ import pymupdf
 import pytest
 
 from extract_thinker_pageindex import LLMExtractionError, PageIndexWarning, ParagraphNode, build_index
-from extract_thinker_pageindex.call_limit import model_spec
-from extract_thinker_pageindex.llm import ModelClient
-from extract_thinker_pageindex.model import PageAnswer
+from extract_thinker_pageindex.document.model import PageAnswer
+from extract_thinker_pageindex.llm.call_limit import model_spec
+from extract_thinker_pageindex.llm.client import ModelClient
 from llm_server import Reply, completion_body
 
 PAGE = [{"role": "system", "content": "Read the page."}, {"role": "user", "content": "The page."}]

@@ -45,7 +45,7 @@ from extract_thinker_pageindex.errors import (
     PageIndexWarning,
     UnsupportedFormatError,
 )
-from extract_thinker_pageindex.llm import ModelClient
+from extract_thinker_pageindex.llm.client import ModelClient
 from extract_thinker_pageindex.retrieval.sqlite import SQLitePageRetriever
 from llm_server import Reply, completion_body
 from pdf_support import CATALOG, raw_pdf
@@ -383,7 +383,7 @@ def test_a_bad_document_raises_its_documented_error_and_keeps_the_earlier_index(
     bad_document: tuple[BadDocument, Path], earlier: Path, request: pytest.FixtureRequest
 ) -> None:
     from extract_thinker_pageindex import index_document
-    from extract_thinker_pageindex.store import default_output_path
+    from extract_thinker_pageindex.document.store import default_output_path
 
     case, path = bad_document
     before = snapshot(earlier)
@@ -601,7 +601,7 @@ def test_a_bad_answer_costs_bounded_calls_then_fails_without_writing(
     kind: str, tmp_path: Path, earlier: Path, llm_server
 ) -> None:
     from extract_thinker_pageindex import build_index, index_document
-    from extract_thinker_pageindex.store import default_output_path
+    from extract_thinker_pageindex.document.store import default_output_path
 
     case = BAD_ANSWERS[kind]
     llm_server.default = lambda body: case.reply()

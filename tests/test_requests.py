@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from PIL import Image
 
 from extract_thinker_pageindex import ImageNode, InvalidOptionError, ParagraphNode, build_index
-from extract_thinker_pageindex.llm import IMAGE_LIMITS, ImageLimits, ModelClient
-from extract_thinker_pageindex.model import PageAnswer, TitleAnswer
-from extract_thinker_pageindex.pdf import open_pdf
-from extract_thinker_pageindex.prompting import compact_schema, family_of, schema_text
+from extract_thinker_pageindex.document.model import PageAnswer, TitleAnswer
+from extract_thinker_pageindex.llm.client import IMAGE_LIMITS, ImageLimits, ModelClient
+from extract_thinker_pageindex.llm.prompting import compact_schema, family_of, schema_text
+from extract_thinker_pageindex.pdf.opening import open_pdf
 from extract_thinker_pageindex.strategies.page_images import pdf_renderer
 from llm_server import Reply, completion_body
 
@@ -280,7 +280,7 @@ def test_each_family_page_image_is_within_its_limits(tmp_path: Path, family: str
 def test_qwen25_pages_are_sent_at_a_size_its_processor_keeps(width: int, height: int) -> None:
     # Qwen2.5-VL's processor rounds each side to a multiple of 28 within its pixel budget: a size it
     # would change is never sent (its boxes would then be in pixels of another image).
-    from extract_thinker_pageindex.llm import QWEN25_IMAGE_LIMITS as limits
+    from extract_thinker_pageindex.llm.client import QWEN25_IMAGE_LIMITS as limits
 
     snapped_width, snapped_height = limits.snapped(width, height)
     assert snapped_width % 28 == 0 and snapped_height % 28 == 0

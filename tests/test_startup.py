@@ -57,7 +57,7 @@ def _run(code: str, cwd: Path, stdin: bytes = b"") -> tuple[str, dict[str, bool]
 def _cli(argv: list[str]) -> str:
     return f"""
         import contextlib, io
-        from extract_thinker_pageindex.cli import main
+        from extract_thinker_pageindex.cli.main import main
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             try:
@@ -153,7 +153,7 @@ def test_the_layout_mode_loads_and_uses_the_layout_model(tmp_path: Path) -> None
     code = f"""
         import sys
         from extract_thinker_pageindex.errors import UnsupportedFormatError
-        from extract_thinker_pageindex.pdf import PYMUPDF_LOCK, load_pymupdf_layout, open_pdf
+        from extract_thinker_pageindex.pdf.opening import PYMUPDF_LOCK, load_pymupdf_layout, open_pdf
         from extract_thinker_pageindex.tables import find_page_tables
         with open_pdf({str(SAMPLE)!r}) as document, PYMUPDF_LOCK:
             page = document[2]
@@ -188,7 +188,7 @@ def test_pymupdf4llm_imported_after_this_package_has_its_layout_mode(tmp_path: P
     # them as usual, and its layout mode is on as it would be without this package.
     code = f"""
         import importlib.util
-        from extract_thinker_pageindex.pdf import open_pdf
+        from extract_thinker_pageindex.pdf.opening import open_pdf
         with open_pdf({str(SAMPLE)!r}) as document:
             pass
         if None in (importlib.util.find_spec("pymupdf4llm"), importlib.util.find_spec("pymupdf.layout")):

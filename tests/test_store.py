@@ -34,7 +34,7 @@ from extract_thinker_pageindex import (
     load_index,
     save_index,
 )
-from extract_thinker_pageindex.store import default_output_path
+from extract_thinker_pageindex.document.store import default_output_path
 
 MANUAL = """\
 ---
@@ -390,8 +390,8 @@ def test_index_document_refuses_an_existing_non_index_directory(manual: Path):
 # exception during the save); with its default action the kernel kills the child mid-write (a crash).
 _FAILING_SAVE = """
 import os, resource, signal, sys
-from extract_thinker_pageindex.model import Document, HeadingNode, ImageNode, Page, SectionNode
-from extract_thinker_pageindex.store import save_index
+from extract_thinker_pageindex.document.model import Document, HeadingNode, ImageNode, Page, SectionNode
+from extract_thinker_pageindex.document.store import save_index
 
 mode, output = sys.argv[1], sys.argv[2]
 document = Document(name="manual", pages=[Page(index=0, nodes=[
@@ -696,7 +696,7 @@ def test_the_refusal_comes_before_any_model_call(tmp_path: Path, llm_server) -> 
 
 
 def test_index_force_replaces_the_index_of_another_file(agreement: tuple[Path, Path], capsys) -> None:
-    from extract_thinker_pageindex.cli import main
+    from extract_thinker_pageindex.cli.main import main
 
     pdf, markdown = agreement
     assert main(["index", str(pdf)]) == 0

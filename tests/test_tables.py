@@ -213,7 +213,7 @@ def test_what_counts_as_a_figure(text: str, figure: bool):
 
 def test_a_statement_running_over_two_pages_is_one_group(tmp_path):
     from extract_thinker_pageindex import build_index
-    from extract_thinker_pageindex.model import TableNode
+    from extract_thinker_pageindex.document.model import TableNode
 
     document = pymupdf.open()
     for number, title in enumerate(("Statement of Cash Flows", "Statement of Cash Flows (continued)")):
@@ -783,7 +783,7 @@ def test_the_loader_and_the_strategy_keep_a_rotated_pages_reading_order(tmp_path
     """On a rotated page shown upright, the title comes before the table and the closing line after it,
     in the loader's content and in the page index's nodes."""
     from extract_thinker_pageindex import DocumentLoaderPyMuPDF, build_index
-    from extract_thinker_pageindex.model import ParagraphNode, TableNode
+    from extract_thinker_pageindex.document.model import ParagraphNode, TableNode
 
     source = landscape_source()
     document = pymupdf.open()

@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from extract_thinker_pageindex import index_document, load_index, view_index
-from extract_thinker_pageindex.render import page_markdown
+from extract_thinker_pageindex.document.render import page_markdown
 from extract_thinker_pageindex.view.matches import run_query
 from extract_thinker_pageindex.view.snippets import plain_snippet
 from pdf_support import prose

@@ -25,7 +25,7 @@ from extract_thinker_pageindex import (
     index_document,
     load_index,
 )
-from extract_thinker_pageindex.llm import ModelClient
+from extract_thinker_pageindex.llm.client import ModelClient
 from extract_thinker_pageindex.strategies.text_model import MAX_CHUNK_CHARS, text_chunks
 from extract_thinker_pageindex.strategies.vision import RenderedPage, scale_bbox
 from llm_server import LLMServer, Reply, completion_body
@@ -483,7 +483,7 @@ def test_rotation_helpers_round_trip() -> None:
 
 
 def test_cli_index_with_a_model_and_inspect_shows_the_cost(tmp_path: Path, llm_server, capsys) -> None:
-    from extract_thinker_pageindex.cli import main
+    from extract_thinker_pageindex.cli.main import main
 
     script = Script(llm_server)
     script.pages = [page_answer({"type": "paragraph", "id": "a", "content": f"Page {n}."}) for n in (1, 2)]

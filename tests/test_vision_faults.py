@@ -15,8 +15,8 @@ from extract_thinker import LLM
 from PIL import Image
 
 from extract_thinker_pageindex import InvalidOptionError, LLMExtractionError, build_index
-from extract_thinker_pageindex.llm import ModelClient
-from extract_thinker_pageindex.model import PageAnswer, TocEntryNode
+from extract_thinker_pageindex.document.model import PageAnswer, TocEntryNode
+from extract_thinker_pageindex.llm.client import ModelClient
 from extract_thinker_pageindex.postprocess.toc import toc_from_entries
 from extract_thinker_pageindex.strategies.text_model import MAX_CHUNK_CHARS, text_chunks
 from extract_thinker_pageindex.strategies.vision import RenderedPage, extract_pages

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from extract_thinker_pageindex import HeadingNode, TableNode, build_index
-from extract_thinker_pageindex.llm import ModelClient
+from extract_thinker_pageindex.llm.client import ModelClient
 from scan_support import RESULTS, RESULTS_PAGE, born_digital
 from vision_reader import VisionReader, read_image
 

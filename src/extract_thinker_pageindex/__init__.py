@@ -12,33 +12,10 @@ from typing import TYPE_CHECKING, Any
 from ._version import __version__
 
 if TYPE_CHECKING:
-    from .batch import BatchEntry, BatchReport, index_documents
-    from .errors import (
-        DocumentLoadError,
-        EmptyDocumentError,
-        IndexFormatError,
-        InvalidOptionError,
-        LLMExtractionError,
-        ModelRequiredError,
-        NoMatchError,
-        OcrError,
-        OutputExistsError,
-        OutputWriteError,
-        PageIndexError,
-        PageIndexWarning,
-        PageSpecError,
-        RetrieverClosedError,
-        RetrieverConnectionError,
-        RetrieverError,
-        UnsupportedFormatError,
-    )
-    from .indexing import build_index
-    from .llm import ModelClient
-    from .loaders.pageindex import DocumentLoaderPageIndex
-    from .loaders.pymupdf import DocumentLoaderPyMuPDF
-    from .loaders.pymupdf_config import PyMuPDFConfig
-    from .loaders.rag import DocumentLoaderRAG
-    from .model import (
+    from .batch.run import BatchReport, index_documents
+    from .batch.tasks import BatchEntry
+    from .cli.summary import inspect, print_toc_tree
+    from .document.model import (
         FORMAT_VERSION,
         Document,
         FailedPage,
@@ -60,7 +37,33 @@ if TYPE_CHECKING:
         TocEntry,
         TocEntryNode,
     )
-    from .pages import filter_pages, normalize_page_spec
+    from .document.store import load_index, save_index
+    from .errors import (
+        DocumentLoadError,
+        EmptyDocumentError,
+        IndexFormatError,
+        InvalidOptionError,
+        LLMExtractionError,
+        ModelRequiredError,
+        NoMatchError,
+        OcrError,
+        OutputExistsError,
+        OutputWriteError,
+        PageIndexError,
+        PageIndexWarning,
+        PageSpecError,
+        RetrieverClosedError,
+        RetrieverConnectionError,
+        RetrieverError,
+        UnsupportedFormatError,
+    )
+    from .indexing import build_index, index_document
+    from .inputs.pages import filter_pages, normalize_page_spec
+    from .llm.client import ModelClient
+    from .loaders.pageindex import DocumentLoaderPageIndex
+    from .loaders.pymupdf import DocumentLoaderPyMuPDF
+    from .loaders.pymupdf_config import PyMuPDFConfig
+    from .loaders.rag import DocumentLoaderRAG
     from .postprocess.continuations import group_continuations
     from .retrieval.base import PageRetriever
     from .retrieval.contract_query import query_from_contract
@@ -68,8 +71,6 @@ if TYPE_CHECKING:
     from .retrieval.profiles import FINANCE, RetrievalProfile
     from .retrieval.ranking import Ranking
     from .retrieval.sqlite import PageMatch, SQLitePageRetriever, query_words
-    from .store import index_document, load_index, save_index
-    from .summary import inspect, print_toc_tree
     from .view import view_index
 
 __all__ = [
@@ -142,17 +143,17 @@ __all__ = [
 
 # Where each public name lives; resolved lazily by __getattr__ below.
 _LOCATIONS = {
-    "BatchEntry": ".batch",
-    "BatchReport": ".batch",
-    "index_documents": ".batch",
+    "BatchEntry": ".batch.tasks",
+    "BatchReport": ".batch.run",
+    "index_documents": ".batch.run",
     "build_index": ".indexing",
-    "filter_pages": ".pages",
-    "normalize_page_spec": ".pages",
+    "filter_pages": ".inputs.pages",
+    "normalize_page_spec": ".inputs.pages",
     "group_continuations": ".postprocess.continuations",
-    "index_document": ".store",
-    "load_index": ".store",
-    "save_index": ".store",
-    "inspect": ".summary",
+    "index_document": ".indexing",
+    "load_index": ".document.store",
+    "save_index": ".document.store",
+    "inspect": ".cli.summary",
     "DocumentLoaderPyMuPDF": ".loaders.pymupdf",
     "PyMuPDFConfig": ".loaders.pymupdf_config",
     "DocumentLoaderRAG": ".loaders.rag",
@@ -166,8 +167,8 @@ _LOCATIONS = {
     "FINANCE": ".retrieval.profiles",
     "RetrievalProfile": ".retrieval.profiles",
     "Ranking": ".retrieval.ranking",
-    "ModelClient": ".llm",
-    "print_toc_tree": ".summary",
+    "ModelClient": ".llm.client",
+    "print_toc_tree": ".cli.summary",
     "view_index": ".view",
     **{
         name: ".errors"
@@ -192,7 +193,7 @@ _LOCATIONS = {
         )
     },
     **{
-        name: ".model"
+        name: ".document.model"
         for name in (
             "FORMAT_VERSION",
             "Document",

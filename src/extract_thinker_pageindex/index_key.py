@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._version import __version__
-from .model import FORMAT_VERSION
+from .document.model import FORMAT_VERSION
 
 __all__ = ["NOT_IN_KEY", "build_settings", "cache_key", "options_key"]
 
@@ -28,7 +28,7 @@ def _model_key(model: Any) -> str | dict[str, Any] | None:
     name = str(getattr(model, "model", model))
     if isinstance(model, str):
         return name
-    from .llm import default_bbox_scale, default_image_limits
+    from .llm.client import default_bbox_scale, default_image_limits
 
     changed: dict[str, Any] = {}
     limits = getattr(model, "image_limits", None)

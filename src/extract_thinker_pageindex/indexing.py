@@ -2,24 +2,36 @@
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Literal
 
+from .document.model import (
+    Document,
+    FailedPage,
+    HeadingNode,
+    ModelUsage,
+    Page,
+    PageOrigin,
+    PageRefinement,
+    TocEntry,
+)
+from .document.store import check_replaceable, default_output_path, save_index
 from .errors import InvalidOptionError, ModelRequiredError, PageIndexWarning, UnsupportedFormatError
-from .llm import ModelClient, as_model_client
-from .model import Document, FailedPage, HeadingNode, ModelUsage, Page, PageOrigin, PageRefinement, TocEntry
+from .inputs.pages import PageSpec, normalize_page_spec
+from .inputs.sources import Source, SourceInput, decode_text, resolve_source
+from .llm.client import ModelClient, as_model_client
 from .ocr.settings import DEFAULT_OCR_DPI, OcrEngine, OcrMode, OcrSettings, ocr_settings
-from .pages import PageSpec, normalize_page_spec
 from .postprocess.continuations import group_continuations
 from .postprocess.ids import drop_dangling_references
 from .postprocess.selection import restrict_pages, restrict_toc
 from .postprocess.toc import place_entries, toc_from_entries, toc_from_sections
-from .sources import Source, SourceInput, decode_text, resolve_source
 
-__all__ = ["STRATEGIES", "build_index"]
+__all__ = ["STRATEGIES", "build_index", "index_document"]
 
 Strategy = Literal["auto", "text", "vision"]
 STRATEGIES: tuple[str, ...] = ("auto", "text", "vision")
@@ -275,7 +287,7 @@ def _build_pdf(
     if strategy == "vision":
         if client is None:
             raise ModelRequiredError(f"strategy='vision' reads {name} with a vision model; pass model=.")
-        from .pdf import open_pdf
+        from .pdf.opening import open_pdf
         from .strategies.page_images import pdf_renderer
         from .strategies.pdf_text import pdf_date
         from .strategies.vision import extract_pages
@@ -334,7 +346,7 @@ def _build_pdf(
         if client is None:
             _pages_need_vision(resolved.name, unread, on_page_error, reading, bool(text.ocr_missing))
         else:
-            from .pdf import open_pdf
+            from .pdf.opening import open_pdf
             from .strategies.page_images import pdf_renderer
             from .strategies.vision import extract_pages
 
@@ -353,7 +365,7 @@ def _build_pdf(
                 text.toc = toc_from_entries(read.toc_entries, built)
             fields.update(_model_fields(client, read.failures))
     if finish.refine and client is not None and built:
-        from .pdf import open_pdf
+        from .pdf.opening import open_pdf
         from .strategies.page_images import pdf_renderer
 
         with open_pdf(resolved.data, password=password, name=name) as document:
@@ -523,3 +535,37 @@ def _pages_need_vision(
         f"Page(s) {numbers} of {name!r} have no text layer (scanned or pictures only). Pass model= to read "
         f"them with a vision model{ocr_hint}, strategy='text' to keep them empty, or on_page_error='skip'."
     )
+
+
+def index_document(
+    path: str | os.PathLike[str],
+    output: str | os.PathLike[str] | None = None,
+    *,
+    overwrite: bool = False,
+    **options: Any,
+) -> tuple[Document, Path]:
+    """Build the page index of a file and save it as ``<name>.pageindex/``.
+
+    Args:
+        path: The source file.
+        output: Where to write the index directory; defaults to ``<stem>.pageindex`` beside the source.
+        overwrite: Replace an index of another file found at the output (``report.md`` and
+            ``report.pdf`` both default to ``report.pageindex``); see :func:`save_index`.
+        **options: Passed to :func:`build_index` (``strategy``, ``pages``, ``model``, ...).
+
+    Returns:
+        The document and the path of the written directory.
+
+    Raises:
+        Whatever :func:`build_index` and :func:`save_index` raise. An existing index is left as it was
+        unless the new one was written completely.
+    """
+    if output is None and not os.path.isfile(path) and options.get("content_type") is not None:
+        raise InvalidOptionError("index_document() needs output= when the source is a string, not a file.")
+    target = Path(output) if output is not None else default_output_path(path)
+    if not overwrite and os.path.isfile(path):
+        # Refused before the build: no model call is paid for an index that would not be saved.
+        check_replaceable(target, Document(name=Path(path).stem, source_file=Path(path).name))
+    document = build_index(path, **options)
+    save_index(document, target, overwrite=overwrite)
+    return document, target

@@ -18,6 +18,8 @@ from typing import Any, ClassVar
 
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
+from ..document.model import Document
+from ..document.render import page_markdown, page_sections
 from ..errors import (
     IndexFormatError,
     InvalidOptionError,
@@ -26,9 +28,8 @@ from ..errors import (
     UnsupportedFormatError,
 )
 from ..index_key import cache_key
-from ..model import Document
-from ..render import page_markdown, page_sections
-from ..sources import EXTENSION_KINDS
+from ..inputs.sources import EXTENSION_KINDS
+from .file_sources import FileSources
 from .selection import PageSelection
 
 __all__ = ["DocumentLoaderPageIndex", "default_cache_dir"]
@@ -44,7 +45,7 @@ def default_cache_dir() -> Path:
     return Path(base) / "extract-thinker-pageindex"
 
 
-class DocumentLoaderPageIndex(PageSelection, DocumentLoader):
+class DocumentLoaderPageIndex(PageSelection, FileSources, DocumentLoader):
     """Load a document as its page index: one dict per page, ready for ExtractThinker.
 
     Each page dict has ``content`` (the page rendered as Markdown from its nodes: headings with their
@@ -98,8 +99,8 @@ class DocumentLoaderPageIndex(PageSelection, DocumentLoader):
         return cache_key(data, content_type, self.options)
 
     def _document(self, source: Any) -> tuple[Document, bytes, str | None]:
+        from ..document.store import load_index, save_index
         from ..indexing import build_index
-        from ..store import load_index, save_index
 
         data, content_type, name, extension = _read(source)
         self.last_from_cache = False
@@ -189,7 +190,8 @@ class DocumentLoaderPageIndex(PageSelection, DocumentLoader):
     def _images(self, data: bytes, content_type: str | None, indices: Sequence[int]) -> dict[int, bytes]:
         """PNG images of the pages at 0-based ``indices`` of a PDF or image source (none for text)."""
         if content_type == "pdf":
-            from ..pdf import PYMUPDF_LOCK, open_pdf, render_page_png
+            from ..pdf.images import render_page_png
+            from ..pdf.opening import PYMUPDF_LOCK, open_pdf
 
             dpi = int(self.options.get("dpi", 150))
             with open_pdf(data, password=self.options.get("password")) as pdf, PYMUPDF_LOCK:
@@ -203,17 +205,6 @@ class DocumentLoaderPageIndex(PageSelection, DocumentLoader):
 
             return {0: image_page(data, "The image").png}  # bounded and turned upright, as the model saw it
         return {}
-
-    def can_handle(self, source: str | BytesIO) -> bool:
-        """Whether this loader reads the source: an existing file with a supported extension, or a stream.
-
-        Raises:
-            DocumentLoadError: the source is a path with a supported extension and no such file exists, so
-                ExtractThinker's ``Extractor`` reports the missing file, not "No suitable document loader".
-        """
-        from ..sources import check_source_file
-
-        return super().can_handle(check_source_file(source, self.SUPPORTED_FORMATS))
 
     def can_handle_vision(self, source: str | BytesIO) -> bool:
         """PDFs and images have page images; Markdown and text do not."""
@@ -245,7 +236,7 @@ def _sniff(data: bytes) -> str | None:
 
 def _read(source: Any) -> tuple[bytes, str | None, str, str | None]:
     """The source's bytes, its kind for build_index, its name and its extension."""
-    from ..sources import resolve_source
+    from ..inputs.sources import resolve_source
 
     if isinstance(source, BytesIO):
         data = source.getvalue()

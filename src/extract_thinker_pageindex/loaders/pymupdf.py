@@ -13,10 +13,11 @@ from cachetools import TTLCache
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
 from ..errors import InvalidOptionError
+from ..inputs.pages import PageSpec
 from ..ocr.settings import DEFAULT_OCR_DPI, OcrEngine, OcrMode, ocr_settings
-from ..pages import PageSpec
-from ..pdf import PdfSource
-from ..pdf_pages import read_pdf_pages
+from ..pdf.opening import PdfSource
+from .file_sources import FileSources
+from .pdf_pages import read_pdf_pages
 from .pymupdf_config import PyMuPDFConfig, PyMuPDFConfigLike, as_pymupdf_config
 from .selection import PageSelection
 
@@ -28,7 +29,7 @@ __all__ = ["CACHED_DOCUMENTS", "DocumentLoaderPyMuPDF"]
 CACHED_DOCUMENTS = 4
 
 
-class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
+class DocumentLoaderPyMuPDF(PageSelection, FileSources, DocumentLoader):
     """Load PDFs with PyMuPDF: one dict per page, fast enough to sit in front of retrieval.
 
     Each page dict has ``content`` (the page text in reading order, each table rendered as a Markdown
@@ -237,7 +238,8 @@ class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
         Raises:
             DocumentLoadError: the file cannot be read (as :meth:`load`).
         """
-        from ..pdf import PYMUPDF_LOCK, open_pdf, render_page_png
+        from ..pdf.images import render_page_png
+        from ..pdf.opening import PYMUPDF_LOCK, open_pdf
 
         if isinstance(source, BytesIO):
             source.seek(0)
@@ -247,17 +249,6 @@ class DocumentLoaderPyMuPDF(PageSelection, DocumentLoader):
                 for number in dict.fromkeys(page_numbers)
                 if 1 <= number <= document.page_count
             }
-
-    def can_handle(self, source: str | BytesIO) -> bool:
-        """Whether this loader reads the source: an existing file with a supported extension, or a stream.
-
-        Raises:
-            DocumentLoadError: the source is a path with a supported extension and no such file exists, so
-                ExtractThinker's ``Extractor`` reports the missing file, not "No suitable document loader".
-        """
-        from ..sources import check_source_file
-
-        return super().can_handle(check_source_file(source, self.SUPPORTED_FORMATS))
 
     def can_handle_vision(self, source: str | BytesIO) -> bool:
         """PDFs can be rendered to page images, so vision mode works for whatever ``can_handle`` accepts."""

@@ -13,10 +13,10 @@ from typing import Any
 from extract_thinker.document_loader.document_loader import DocumentLoader
 
 from ..errors import DocumentLoadError, InvalidOptionError, NoMatchError
+from ..inputs.sources import check_source_file
 from ..retrieval.base import PageRetriever, check_max_pages
 from ..retrieval.page_text import Page, page_list, page_text_fields
 from ..retrieval.sqlite import PageMatch, SQLitePageRetriever, require_query_words
-from ..sources import check_source_file
 from .selection import PageSelection
 
 __all__ = ["KEPT_DOCUMENTS", "DocumentLoaderRAG", "document_id"]

@@ -34,7 +34,7 @@ MAX_OCR_PIXELS = 40_000_000
 def _pixmap(page: Any, dpi: int) -> Any:
     import pymupdf
 
-    from ..pdf import fit_scale
+    from ..pdf.images import fit_scale
 
     rect = page.rect
     zoom = fit_scale(

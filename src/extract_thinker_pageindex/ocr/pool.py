@@ -117,7 +117,7 @@ class _Worker:
 def _in_process(
     document: Any, indices: Sequence[int], settings: OcrSettings, done: Callable[[OcrOutcome], None]
 ) -> None:
-    from ..pdf import PYMUPDF_LOCK
+    from ..pdf.opening import PYMUPDF_LOCK
     from .engines import read_page
 
     for index in indices:

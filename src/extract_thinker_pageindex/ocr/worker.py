@@ -44,7 +44,7 @@ def main() -> None:
     os.dup2(2, 1)  # C libraries' prints go where stderr goes
     sys.stdout = sys.stderr
     requests = sys.stdin.buffer
-    from ..pdf import load_pymupdf
+    from ..pdf.opening import load_pymupdf
     from .engines import read_page
     from .settings import OcrSettings
 

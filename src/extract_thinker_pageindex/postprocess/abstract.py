@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from pydantic import Field
 
+from ..document.model import Document, HeadingNode, ListItemNode, ParagraphNode, SectionNode, TextContract
 from ..errors import InvalidOptionError, LLMExtractionError
-from ..llm import ModelClient
-from ..model import Document, HeadingNode, ListItemNode, ParagraphNode, SectionNode, TextContract
+from ..llm.client import ModelClient
 
 __all__ = ["DensityStep", "MAX_ABSTRACT_INPUT", "chain_of_density", "abstract_source"]
 

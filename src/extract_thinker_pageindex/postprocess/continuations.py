@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model import ImageNode, ListItemNode, Page, ParagraphNode, TableNode
+from ..document.model import ImageNode, ListItemNode, Page, ParagraphNode, TableNode
 
 __all__ = ["group_continuations"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import warnings
 from collections.abc import Sequence
 
+from ..document.model import Page, SectionNode, TocEntry
 from ..errors import PageIndexWarning
-from ..model import Page, SectionNode, TocEntry
 
 __all__ = ["drop_dangling_references"]
 

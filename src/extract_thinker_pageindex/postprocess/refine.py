@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import Field
 
+from ..document.model import ImageNode, Page, PageRefinement, TableNode, TextContract
 from ..errors import InvalidOptionError, LLMExtractionError
-from ..llm import ModelClient, image_part
-from ..model import ImageNode, Page, PageRefinement, TableNode, TextContract
+from ..llm.client import ModelClient, image_part
 
 __all__ = ["PageReview", "REVIEW_OBJECTIVE", "refine_pages", "sample_pages"]
 

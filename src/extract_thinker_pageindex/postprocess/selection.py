@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..model import Page, TocEntry
+from ..document.model import Page, TocEntry
 
 __all__ = ["restrict_pages", "restrict_toc"]
 

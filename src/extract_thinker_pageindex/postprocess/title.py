@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..document.model import HeadingNode, Page, ParagraphNode, SectionNode, TitleAnswer
 from ..errors import LLMExtractionError
-from ..llm import ModelClient
-from ..model import HeadingNode, Page, ParagraphNode, SectionNode, TitleAnswer
+from ..llm.client import ModelClient
 
 __all__ = ["infer_title"]
 

@@ -6,7 +6,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-from ..model import HeadingNode, Page, SectionNode, TocEntry, TocEntryNode
+from ..document.model import HeadingNode, Page, SectionNode, TocEntry, TocEntryNode
 
 __all__ = ["comparable_title", "place_entries", "toc_from_entries", "toc_from_sections"]
 

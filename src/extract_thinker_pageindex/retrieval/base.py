@@ -15,7 +15,7 @@ import re
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Generic, Protocol, TypeVar, runtime_checkable
@@ -27,11 +27,10 @@ from .query import QueryPlan, analyse_query, query_words
 from .ranking import Ranking
 from .references import EDGE_CHARS, Reference, caption_pages, find_references, pages_printed
 from .respelling import document_spellings, lowered_text
-from .scoring import PageFacts, TermStatistics, boost_pages, demote_decoys, score_pages
+from .scoring import DocumentView, PageFacts, TermStatistics, boost_pages, demote_decoys, score_pages
 
 __all__ = [
     "BasePageRetriever",
-    "DocumentView",
     "Memo",
     "PageMatch",
     "PageRetriever",
@@ -122,39 +121,6 @@ class PageRetriever(Protocol):
     ) -> str: ...
 
     def close(self) -> None: ...
-
-
-class DocumentView(Protocol):
-    """One document as a backend shows it to a search, inside one consistent snapshot."""
-
-    @property
-    def version(self) -> Hashable:
-        """Which indexing of the document this is: equal for two views only when its pages are the same."""
-        ...
-
-    @property
-    def page_count(self) -> int:
-        """How many pages the document has."""
-        ...
-
-    @property
-    def facts(self) -> Sequence[PageFacts]:
-        """``(page_number, kind, numeric share)`` of each page."""
-        ...
-
-    def statistics(self, tokens: Collection[str]) -> TermStatistics:
-        """The term statistics of the pages for a query made of these tokens (fetched in one go, or as
-        the scorer asks)."""
-        ...
-
-    def page_edges(self, chars: int) -> Sequence[tuple[int, str, str]]:
-        """``(page_number, head, tail)`` of every page: the first and last ``chars`` characters of its
-        body, where its printed page number stands (read only for a query that names a page)."""
-        ...
-
-    def page_bodies(self, pages: Collection[int]) -> dict[int, str]:
-        """The body text of these pages (read only for a query that names a table or figure)."""
-        ...
 
 
 class BasePageRetriever(ABC):

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidOptionError
-from ..files import clean_text
+from ..inputs.files import clean_text
 
 if TYPE_CHECKING:
     from .profiles import RetrievalProfile

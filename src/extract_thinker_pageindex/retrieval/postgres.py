@@ -33,7 +33,7 @@ except ImportError as exc:  # pragma: no cover - the extra is installed wherever
     ) from exc
 
 from ..errors import InvalidOptionError, PageIndexError, RetrieverClosedError
-from .base import BasePageRetriever, DocumentView, PageMatch, PageRow, not_indexed
+from .base import BasePageRetriever, PageMatch, PageRow, not_indexed
 from .page_text import WORD, Page
 from .pg_conninfo import ConnectionString, scrub_pool_logs
 from .pg_database import connection_lost, prepare_schema, translate_error
@@ -41,7 +41,7 @@ from .pg_parts import PART_CHARS, PART_WORDS, cut_into_parts
 from .positions import Occurrence, PositionStatistics
 from .profiles import FINANCE, RetrievalProfile
 from .ranking import Ranking
-from .scoring import PageFacts
+from .scoring import DocumentView, PageFacts
 
 __all__ = ["PostgresPageRetriever"]
 

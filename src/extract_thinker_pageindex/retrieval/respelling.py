@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING
 from .stopwords import ENGLISH_STOP_WORDS
 
 if TYPE_CHECKING:
-    from .base import DocumentView
-    from .scoring import TermStatistics
+    from .scoring import DocumentView, TermStatistics
 
 __all__ = ["acronym_patterns", "document_spellings", "lowered_text"]
 

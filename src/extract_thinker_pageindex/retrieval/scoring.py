@@ -23,7 +23,7 @@ first.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from typing import Protocol
 
 from .query import QueryPlan
@@ -36,6 +36,7 @@ __all__ = [
     "NUMERIC_FULL",
     "PAIR_DISTANCE",
     "PAIR_WEIGHT",
+    "DocumentView",
     "PageFacts",
     "TermStatistics",
     "bm25_idf",
@@ -61,6 +62,39 @@ PAIR_DISTANCE = 2
 
 #: A page's number (1-based), its kind in the domain profile and its share of numbers.
 PageFacts = tuple[int, str | None, float]
+
+
+class DocumentView(Protocol):
+    """One document as a backend shows it to a search, inside one consistent snapshot."""
+
+    @property
+    def version(self) -> Hashable:
+        """Which indexing of the document this is: equal for two views only when its pages are the same."""
+        ...
+
+    @property
+    def page_count(self) -> int:
+        """How many pages the document has."""
+        ...
+
+    @property
+    def facts(self) -> Sequence[PageFacts]:
+        """``(page_number, kind, numeric share)`` of each page."""
+        ...
+
+    def statistics(self, tokens: Collection[str]) -> TermStatistics:
+        """The term statistics of the pages for a query made of these tokens (fetched in one go, or as
+        the scorer asks)."""
+        ...
+
+    def page_edges(self, chars: int) -> Sequence[tuple[int, str, str]]:
+        """``(page_number, head, tail)`` of every page: the first and last ``chars`` characters of its
+        body, where its printed page number stands (read only for a query that names a page)."""
+        ...
+
+    def page_bodies(self, pages: Collection[int]) -> dict[int, str]:
+        """The body text of these pages (read only for a query that names a table or figure)."""
+        ...
 
 
 class TermStatistics(Protocol):

@@ -21,8 +21,7 @@ from typing import Any
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from ..errors import PageIndexWarning
-from ..model import (
+from ..document.model import (
     HeadingNode,
     ListItemNode,
     MetadataNode,
@@ -33,6 +32,7 @@ from ..model import (
     SectionNode,
     TableNode,
 )
+from ..errors import PageIndexWarning
 
 __all__ = ["MarkdownResult", "parse_markdown"]
 

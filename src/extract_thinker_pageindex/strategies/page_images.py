@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..pdf import DEFAULT_IMAGE_LIMITS, MAX_RENDER_SIDE, ImageLimits
+from ..pdf.images import DEFAULT_IMAGE_LIMITS, MAX_RENDER_SIDE, ImageLimits
 
 __all__ = [
     "IMAGE_FORMATS",
@@ -71,7 +71,8 @@ def pdf_renderer(
     """Render pages of an open PyMuPDF document on demand (PyMuPDF is used under its lock), at ``dpi`` or
     smaller: within ``limits`` (the model's, see ``ModelClient.image_limits``), and never more than
     ``MAX_RENDER_SIDE`` pixels a side and ``MAX_RENDER_PIXELS`` in all."""
-    from ..pdf import PYMUPDF_LOCK, page_matrix, pdf_errors
+    from ..pdf.images import page_matrix
+    from ..pdf.opening import PYMUPDF_LOCK, pdf_errors
 
     def render(index: int) -> RenderedPage:
         from PIL import Image

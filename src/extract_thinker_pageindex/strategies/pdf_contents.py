@@ -168,7 +168,7 @@ def printed_toc_entries(pages: Sequence[PageLines], page_count: int | None = Non
     An entry has a title and a printed page; a "PART II" line without a number groups the entries under
     it. Levels come from numbering first (PART lines above the rest), then from indentation.
     """
-    from ..model import TocEntryNode
+    from ..document.model import TocEntryNode
 
     found: list[tuple[int, str, str | None, float]] = []  # (page index, title, printed page, x)
     # The document's contents are its first contents page and the pages right after it that continue it;

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..boxes import union_rect
+from ..document.boxes import union_rect
 from ..tables.drawings import THIN_POINTS, VECTOR_FLAGS, page_paths, text_blocks
 
 __all__ = ["Line", "PageLines", "lines_from_blocks", "read_page_lines"]

@@ -27,9 +27,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from ..boxes import outer_box, union_rect
-from ..errors import PageIndexWarning
-from ..model import (
+from ..document.boxes import outer_box, union_rect
+from ..document.model import (
     MAX_TOC_DEPTH,
     FooterNode,
     HeaderNode,
@@ -43,21 +42,16 @@ from ..model import (
     TableNode,
     TocEntry,
 )
+from ..errors import PageIndexWarning
+from ..inputs.pages import PageSpec, normalize_page_spec
 from ..ocr.detect import needs_ocr
 from ..ocr.settings import OcrSettings
-from ..pages import PageSpec, normalize_page_spec
 from ..tables import find_page_tables
 from ..tables.drawings import VECTOR_FLAGS, shape_paths, stroked_paths
 from ..tables.ruled import may_hold_grid
 from .pdf_contents import printed_toc_entries
 from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
-from .pdf_structure import (
-    BULLET,
-    detect_headings,
-    find_running_lines,
-    normalise_title,
-    outline_headings,
-)
+from .pdf_structure import BULLET, detect_headings, find_running_lines, normalise_title, outline_headings
 from .pdf_title import pdf_title
 
 __all__ = ["PdfTextResult", "normalise_title", "parse_pdf_text", "pdf_date", "read_outline"]
@@ -435,7 +429,7 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
     Warns:
         PageIndexWarning: pictures that could not be told apart without decoding an oversized one.
     """
-    from ..pdf import MAX_PICTURE_PIXELS, MAX_PICTURE_SIDE
+    from ..pdf.images import MAX_PICTURE_PIXELS, MAX_PICTURE_SIDE
 
     found: list[Placement] = []
     page_area = page.width * page.height
@@ -551,7 +545,7 @@ def parse_pdf_text(
     Warns:
         PageIndexWarning: OCR failed on a page (it keeps its text layer).
     """
-    from ..pdf import fewer_collections
+    from ..pdf.opening import fewer_collections
 
     with fewer_collections():
         return _parse_pdf_text(
@@ -579,7 +573,8 @@ def _parse_pdf_text(
     progress: Progress | None,
     ocr: OcrSettings | None,
 ) -> PdfTextResult:
-    from ..pdf import PYMUPDF_LOCK, open_pdf, pdf_errors, picture_png, picture_scale
+    from ..pdf.images import picture_png, picture_scale
+    from ..pdf.opening import PYMUPDF_LOCK, open_pdf, pdf_errors
 
     with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
         page_count = document.page_count

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..model import ListItemNode, Node, Page, PageOrigin, ParagraphNode
+from ..document.model import ListItemNode, Node, Page, PageOrigin, ParagraphNode
 
 __all__ = ["parse_text"]
 

@@ -6,9 +6,7 @@ import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ..errors import LLMExtractionError
-from ..llm import ModelClient
-from ..model import (
+from ..document.model import (
     AnswerImageNode,
     AnswerTableNode,
     Node,
@@ -19,6 +17,8 @@ from ..model import (
     TocEntryNode,
     document_node,
 )
+from ..errors import LLMExtractionError
+from ..llm.client import ModelClient
 from .vision import PageFailure, VisionResult, nest_across_pages, resolve_answer_ids
 
 __all__ = ["MAX_CHUNK_CHARS", "TEXT_OBJECTIVE", "extract_text_pages", "text_chunks"]

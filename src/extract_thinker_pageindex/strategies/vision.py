@@ -17,9 +17,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import LLMExtractionError
-from ..llm import ModelClient, image_part
-from ..model import (
+from ..document.model import (
     AnswerImageNode,
     AnswerTableNode,
     HeadingNode,
@@ -33,6 +31,8 @@ from ..model import (
     TocEntryNode,
     document_node,
 )
+from ..errors import LLMExtractionError
+from ..llm.client import ModelClient, image_part
 from .page_images import MAX_IMAGE_DIMENSION, MAX_IMAGE_SIDE, RenderedPage, image_page, pdf_renderer
 
 # The page images (RenderedPage, pdf_renderer, image_page and the image bounds) are made in

@@ -5,20 +5,20 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..errors import DocumentLoadError, InvalidOptionError
-from ..files import check_path
+from ..inputs.files import check_path
 from .output import Staging, check_output, staged_view
+from .pages import PageView, ViewNode
 
 if TYPE_CHECKING:
-    from ..model import Document, Node
+    from ..document.model import Document, Node
     from .matches import QueryResult
     from .pictures import PagePicture, PageSpace, Pictures
 
-__all__ = ["PageView", "ViewNode", "default_view_path", "view_index"]
+__all__ = ["default_view_path", "view_index"]
 
 VIEW_SUFFIX = ".view.html"
 
@@ -34,45 +34,6 @@ def default_view_path(index: str | os.PathLike[str]) -> Path:
 
 def _index_root(path: Path) -> Path:
     return path.parent if path.name == "document.json" else path
-
-
-@dataclass
-class ViewNode:
-    """A node as the view shows it: type, label (level or kind), text, box and the query's words in it."""
-
-    id: str
-    type: str
-    label: str
-    text: str
-    box: tuple[float, float, float, float] | None = None
-    marks: list[tuple[int, int]] = field(default_factory=list)
-    #: The picture the index saved for an image or table node (its URL), shown on a page shown as text.
-    picture: str | None = None
-
-    def data(self) -> dict[str, Any]:
-        """The node as the page's script reads it (short keys: a 300-page filing has tens of thousands)."""
-        item: dict[str, Any] = {"id": self.id, "t": self.type, "l": self.label, "x": self.text}
-        if self.box is not None:
-            item["b"] = list(self.box)
-        if self.marks:
-            item["m"] = [list(mark) for mark in self.marks]
-        return item
-
-
-@dataclass
-class PageView:
-    """A page of the view: its index, its picture (a path relative to the HTML, a data URI, or None for a
-    page shown as text), the picture's size, its nodes, the boxes of the query's words, and its match."""
-
-    index: int
-    src: str | None
-    width_px: int
-    height_px: int
-    nodes: list[ViewNode]
-    space: PageSpace | None = None
-    hits: list[tuple[float, float, float, float]] = field(default_factory=list)
-    match_rank: int | None = None
-    match_score: float | None = None
 
 
 def _node_text(node: Node) -> str:
@@ -138,8 +99,8 @@ def view_index(
             or a file that is not a view; its pictures folder is not one the view made; or the view cannot
             be written there. Nothing that was there is changed.
     """
+    from ..document.store import load_index
     from ..retrieval.base import check_max_pages
-    from ..store import load_index
     from .html import html_pieces
     from .pictures import find_source, source_beside, source_kind
 

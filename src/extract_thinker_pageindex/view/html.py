@@ -15,21 +15,18 @@ from html import escape, unescape
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:
-    from ..model import Document, TocEntry
-    from .build import PageView
-    from .matches import QueryResult
+from .output import VIEW_HEAD
 
-__all__ = ["GENERATOR_MARK", "NODE_TYPES", "VIEW_HEAD", "html_pieces", "json_for_script", "marked_html"]
+if TYPE_CHECKING:
+    from ..document.model import Document, TocEntry
+    from .matches import QueryResult
+    from .pages import PageView
+
+__all__ = ["NODE_TYPES", "html_pieces", "json_for_script", "marked_html"]
 
 #: The node types the view draws, in legend order.
 NODE_TYPES = ("heading", "paragraph", "list_item", "table", "image", "header", "footer", "metadata")
 
-#: The generator mark of a view, in :data:`VIEW_HEAD`.
-GENERATOR_MARK = '<meta name="generator" content="extract-thinker-pageindex view">'
-#: The first bytes of every view, up to its generator mark: only a file that starts with them is ever
-#: written over (a page that merely quotes the mark, in its text or later in its head, is not a view).
-VIEW_HEAD = f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{GENERATOR_MARK}'
 _CSP = "default-src 'none'; img-src data: file: 'self'; style-src 'unsafe-inline'; script-src 'unsafe-inline'"
 _SNIPPET_MARK = re.compile(r"\[([^\[\]]+)\]")
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..retrieval.page_text import WORD
 
 if TYPE_CHECKING:
-    from ..model import Document
+    from ..document.model import Document
     from ..retrieval.sqlite import SQLitePageRetriever
 
 __all__ = ["Match", "QueryResult", "run_query"]
@@ -69,7 +69,7 @@ def run_query(document: Document, query: str, *, max_pages: int) -> Iterator[Que
     Raises:
         InvalidOptionError: the query has no searchable words, or ``max_pages`` is below 1.
     """
-    from ..render import page_texts
+    from ..document.render import page_texts
     from ..retrieval.page_text import page_text_fields
     from ..retrieval.sqlite import SQLitePageRetriever, require_query_words
     from .snippets import SNIPPET_WORDS, plain_snippet

@@ -3,7 +3,7 @@ folder it is written in, the renames that publish it, and the removal of staging
 views.
 
 A view is recognised by marks it writes itself, never by file names: the HTML file by its generated
-header (the first bytes of every view, :data:`~.html.VIEW_HEAD`), the pictures folder by a mark file,
+header (the first bytes of every view, :data:`VIEW_HEAD`), the pictures folder by a mark file,
 ``.pageindex-view``, that lists every file the view put in it. Only these are replaced; anything else at
 the output's names (a user's report, a folder of their own, empty or not, a FIFO, a symbolic link) is
 left alone and the write is refused with ``OutputExistsError``, before anything is written.
@@ -11,7 +11,7 @@ left alone and the write is refused with ``OutputExistsError``, before anything 
 A view is written in a hidden staging folder beside its place, ``.<name>.view-tmp-<token>``, holding a
 note of its writer (host, process id and start time). A killed view leaves that folder behind; the next
 view of the same output removes it once its writer process is gone, or, when the writer cannot be asked
-(another machine), once nothing in it changed for :data:`STALE_SECONDS`. ``store.py`` clears the
+(another machine), once nothing in it changed for :data:`STALE_SECONDS`. ``document.store`` clears the
 staging folders of saved indexes by age alone (an hour); a view can also ask whether its writer still
 runs, so a killed view's folder goes at once and a slow live one is never taken.
 """
@@ -36,9 +36,18 @@ from typing import Any
 from urllib.parse import quote
 
 from ..errors import InvalidOptionError, OutputExistsError, OutputWriteError
-from ..files import check_path, iter_regular_file, read_regular_file, write_failure
+from ..inputs.files import check_path, iter_regular_file, read_regular_file, write_failure
 
-__all__ = ["FOLDER_MARK", "STALE_SECONDS", "Staging", "check_output", "images_folder", "staged_view"]
+__all__ = [
+    "FOLDER_MARK",
+    "GENERATOR_MARK",
+    "STALE_SECONDS",
+    "VIEW_HEAD",
+    "Staging",
+    "check_output",
+    "images_folder",
+    "staged_view",
+]
 
 #: The mark file in a pictures folder the view wrote: JSON naming the generator and every file written.
 FOLDER_MARK = ".pageindex-view"
@@ -58,6 +67,12 @@ _KINDS = (
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
 )
+
+#: The generator mark of a view, in :data:`VIEW_HEAD`.
+GENERATOR_MARK = '<meta name="generator" content="extract-thinker-pageindex view">'
+#: The first bytes of every view, up to its generator mark: only a file that starts with them is ever
+#: written over (a page that merely quotes the mark, in its text or later in its head, is not a view).
+VIEW_HEAD = f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">{GENERATOR_MARK}'
 
 
 def images_folder(output: str | os.PathLike[str]) -> Path:
@@ -139,8 +154,6 @@ def _check_replaceable(target: Path, folder: Path) -> None:
 
 def _is_view(path: Path) -> bool:
     """Whether ``path`` is a regular file that opens with the view's generated header."""
-    from .html import VIEW_HEAD
-
     head = VIEW_HEAD.encode("utf-8")
     try:
         # Through the library's one guarded reader, so a FIFO or device is refused before it is opened
@@ -448,7 +461,7 @@ def _kind(mode: int) -> str:
 
 
 def _shown(path: str | os.PathLike[str]) -> str:
-    from ..files import clean_text
+    from ..inputs.files import clean_text
 
     text = clean_text(os.fspath(path))
     return repr(text if len(text) <= 160 else text[:140] + "...")

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..document.model import Document
 from ..errors import DocumentLoadError
-from ..model import Document
 
 __all__ = [
     "PagePicture",
@@ -38,7 +38,7 @@ Percent = tuple[float, float, float, float]
 
 def source_kind(document: Document) -> str | None:
     """The kind of the indexed source ("pdf", "image", "markdown", "text"), from its recorded extension."""
-    from ..sources import EXTENSION_KINDS
+    from ..inputs.sources import EXTENSION_KINDS
 
     if not document.extension:
         return None
@@ -166,7 +166,7 @@ def open_pictures(path: Path, kind: str, *, dpi: int, password: str | None = Non
         DocumentLoadError: the file cannot be read as a PDF or an image.
     """
     if kind == "image":
-        from ..files import MAX_DOCUMENT_BYTES, read_regular_file
+        from ..inputs.files import MAX_DOCUMENT_BYTES, read_regular_file
         from ..strategies.page_images import image_page
 
         data = read_regular_file(path, limit=MAX_DOCUMENT_BYTES, error=DocumentLoadError)
@@ -179,7 +179,8 @@ def open_pictures(path: Path, kind: str, *, dpi: int, password: str | None = Non
         yield Pictures(1, image)
         return
 
-    from ..pdf import PYMUPDF_LOCK, open_pdf, page_matrix, pdf_errors
+    from ..pdf.images import page_matrix
+    from ..pdf.opening import PYMUPDF_LOCK, open_pdf, pdf_errors
 
     with open_pdf(path, password=password) as pdf:
 

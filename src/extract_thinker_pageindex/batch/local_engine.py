@@ -1,4 +1,4 @@
-"""The local engine of :func:`~.batch.index_documents`: documents indexed in this process, or in worker
+"""The local engine of :func:`~.run.index_documents`: documents indexed in this process, or in worker
 processes of this machine (``concurrent.futures``, started from a fork server, or with ``spawn``)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from concurrent.futures.process import BrokenProcessPool
 from contextlib import ExitStack
 from dataclasses import replace
 
-from .batch import BatchEntry, BatchTask, PageTexts, failed_entry, run_task
+from .tasks import BatchEntry, BatchTask, PageTexts, failed_entry, run_task
 
 __all__ = ["run_local"]
 
@@ -22,7 +22,7 @@ Result = tuple[BatchTask, BatchEntry, "PageTexts | None"]
 def _in_process(tasks: Sequence[BatchTask], model_rate: int | None) -> Iterator[Result]:
     limiter = None
     if model_rate is not None:
-        from .call_limit import SemaphoreLimiter
+        from ..llm.call_limit import SemaphoreLimiter
 
         limiter = SemaphoreLimiter(threading.BoundedSemaphore(model_rate))
     for task in tasks:
@@ -33,15 +33,15 @@ def _in_process(tasks: Sequence[BatchTask], model_rate: int | None) -> Iterator[
 
 #: What the fork server imports once, so each worker forked from it starts with it loaded.
 _PRELOAD = [
-    "extract_thinker_pageindex.batch",
+    "extract_thinker_pageindex.batch.tasks",
     "extract_thinker_pageindex.indexing",
-    "extract_thinker_pageindex.store",
+    "extract_thinker_pageindex.document.store",
 ]
 # With a model: ExtractThinker (and litellm, about five seconds), and what reading a page with it imports.
 _PRELOAD_MODEL = [
     "extract_thinker",
-    "extract_thinker_pageindex.call_limit",
-    "extract_thinker_pageindex.prompting",
+    "extract_thinker_pageindex.llm.call_limit",
+    "extract_thinker_pageindex.llm.prompting",
     "extract_thinker_pageindex.strategies.pdf_text",
     "extract_thinker_pageindex.strategies.vision",
 ]
@@ -78,7 +78,7 @@ def run_local(tasks: Sequence[BatchTask], *, workers: int, model_rate: int | Non
     with ExitStack() as stack:
         limiter = None
         if model_rate is not None:
-            from .call_limit import SemaphoreLimiter
+            from ..llm.call_limit import SemaphoreLimiter
 
             manager = stack.enter_context(context.Manager())
             limiter = SemaphoreLimiter(manager.BoundedSemaphore(model_rate))

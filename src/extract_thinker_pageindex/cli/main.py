@@ -22,11 +22,11 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ._version import __version__
+from .._version import __version__
 from .terminal import progress_bar, safe_text
 
 if TYPE_CHECKING:
-    from .model import Document
+    from ..document.model import Document
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 PROG = "extract-thinker-pageindex"
@@ -70,7 +70,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _extensions_help() -> str:
     """The accepted extensions, by kind, as ``index --help`` lists them (read from ``sources``)."""
-    from .sources import EXTENSION_KINDS
+    from ..inputs.sources import EXTENSION_KINDS
 
     by_kind: dict[str, list[str]] = {}
     for extension, kind in EXTENSION_KINDS.items():
@@ -95,8 +95,8 @@ def _positive(value: str) -> int:
 
 
 def _languages(value: str) -> str:
-    from .errors import InvalidOptionError
-    from .ocr.settings import ocr_settings
+    from ..errors import InvalidOptionError
+    from ..ocr.settings import ocr_settings
 
     try:
         ocr_settings(ocr_languages=value)
@@ -193,7 +193,7 @@ def _parser() -> argparse.ArgumentParser:
         help="replace an index built from another file (report.md where report.pdf's index is)",
     )
     _add_ocr_arguments(index)
-    from .cli_batch import add_batch_arguments
+    from .batch import add_batch_arguments
 
     add_batch_arguments(index)
 
@@ -217,7 +217,7 @@ def _parser() -> argparse.ArgumentParser:
     search.add_argument("--password", help="password of an encrypted PDF")
     search.add_argument("--json", action="store_true", help="print the matches as JSON")
     _add_ocr_arguments(search)
-    from .cli_batch import add_retriever_arguments
+    from .batch import add_retriever_arguments
 
     add_retriever_arguments(search, "search a document of this page retriever index")
 
@@ -284,7 +284,7 @@ def _report_failure(subject: str | None, exc: Exception, *, debug: bool) -> None
     The library's own errors (and the operating system's) are expected: their message is the whole
     report. Anything else is a bug here or in a library used, so the line names its type.
     """
-    from .errors import PageIndexError
+    from ..errors import PageIndexError
 
     message = " ".join(str(exc).split()) or type(exc).__name__
     if not isinstance(exc, (PageIndexError, OSError)):
@@ -303,8 +303,8 @@ def _check_source(file: str) -> None:
         DocumentLoadError: ``file`` is a folder (batch indexing reads folders).
         UnsupportedFormatError: the extension is not one ``index --help`` lists.
     """
-    from .errors import DocumentLoadError, UnsupportedFormatError
-    from .sources import EXTENSION_KINDS
+    from ..errors import DocumentLoadError, UnsupportedFormatError
+    from ..inputs.sources import EXTENSION_KINDS
 
     if Path(file).is_dir():
         raise DocumentLoadError(
@@ -329,7 +329,7 @@ def _single_index_path(args: argparse.Namespace) -> Path | None:
 
 def _run_index(args: argparse.Namespace) -> int:
     if args.engine is not None:
-        from .cli_batch import run_batch
+        from .batch import run_batch
 
         return run_batch(args)
     batch_only = (args.workers, args.address, args.model_rate, args.retriever, args.schema)
@@ -350,8 +350,9 @@ def _run_index(args: argparse.Namespace) -> int:
         )
         return EXIT_USAGE
 
-    from .cli_batch import build_options
-    from .store import default_output_path, index_document
+    from ..document.store import default_output_path
+    from ..indexing import index_document
+    from .batch import build_options
 
     jobs: list[tuple[str, Path]] = []
     for file in args.files:
@@ -389,7 +390,7 @@ def _index_files(jobs: Sequence[tuple[str, Path]], index_one: IndexOne, *, as_js
     from rich.console import Console
     from rich.markup import escape
 
-    from .errors import PageIndexWarning
+    from ..errors import PageIndexWarning
 
     stderr = Console(stderr=True)
     # One row per file, in order: the indexed file's record, or None when it failed.
@@ -483,7 +484,7 @@ def _summary(rows: list[tuple[str, dict[str, Any] | None]], seconds: float) -> N
 
 
 def _is_saved_index(file: str) -> bool:
-    from .store import DOCUMENT_FILE
+    from ..document.store import DOCUMENT_FILE
 
     return Path(file).is_dir() or Path(file).name == DOCUMENT_FILE
 
@@ -493,19 +494,19 @@ def _search_pages(file: str, password: str | None, ocr: dict[str, Any]) -> list[
     and for a saved page index (a ``.pageindex`` folder or its ``document.json``), each page's Markdown
     with its section paths and descriptions, as ``DocumentLoaderPageIndex`` and ``index --retriever``
     give them (image and table descriptions included)."""
-    from .render import page_texts
+    from ..document.render import page_texts
 
     if _is_saved_index(file):
-        from .store import load_index
+        from ..document.store import load_index
 
         return page_texts(load_index(file))
     if Path(file).suffix.lower() == ".pdf":
-        from .ocr.settings import ocr_settings
-        from .pdf_pages import read_pdf_pages
+        from ..loaders.pdf_pages import read_pdf_pages
+        from ..ocr.settings import ocr_settings
 
         return list(read_pdf_pages(file, password=password, ocr=ocr_settings(**ocr)))
     _check_source(file)
-    from .indexing import build_index
+    from ..indexing import build_index
 
     return page_texts(build_index(file))
 
@@ -513,7 +514,7 @@ def _search_pages(file: str, password: str | None, ocr: dict[str, Any]) -> list[
 def _matches(retriever: Any, doc_id: str, query: str, max_pages: int) -> list[dict[str, Any]]:
     """The best pages with their extracts as plain text: the page's Markdown marks (``#``, ``-`` bullets,
     ``**``, table pipes) dropped, as the view shows them; the matched words stay in ``[`` ``]``."""
-    from .view.snippets import plain_snippet
+    from ..view.snippets import plain_snippet
 
     return [
         {
@@ -528,7 +529,7 @@ def _matches(retriever: Any, doc_id: str, query: str, max_pages: int) -> list[di
 def _search_index(args: argparse.Namespace) -> list[dict[str, Any]] | int:
     """``search --retriever``: the matches of the document ``FILE`` names in that index, or an exit code
     after saying what went wrong."""
-    from .cli_batch import open_cli_retriever
+    from .batch import open_cli_retriever
 
     retriever, code = open_cli_retriever(args.retriever, args.schema, read_only=True)
     if retriever is None:
@@ -550,9 +551,9 @@ def _search_index(args: argparse.Namespace) -> list[dict[str, Any]] | int:
 
 
 def _run_search(args: argparse.Namespace) -> int:
-    from .cli_batch import ocr_options, schema_without_retriever
-    from .errors import InvalidOptionError
-    from .retrieval.sqlite import SQLitePageRetriever, require_query_words
+    from ..errors import InvalidOptionError
+    from ..retrieval.sqlite import SQLitePageRetriever, require_query_words
+    from .batch import ocr_options, schema_without_retriever
 
     if args.max_pages < 1:
         _error("--max-pages must be at least 1")
@@ -599,8 +600,8 @@ def _run_view(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from .errors import InvalidOptionError
-    from .view import images_folder, view_index
+    from ..errors import InvalidOptionError
+    from ..view import images_folder, view_index
 
     try:
         # Drawing the pages is most of a long document's view (seconds for a 10-K): shown page by page.

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import IO, Any
 
-from .model import MAX_TOC_DEPTH, Document, TocEntry
+from ..document.model import MAX_TOC_DEPTH, Document, TocEntry
 from .terminal import safe_text
 
 __all__ = ["inspect", "print_toc_tree", "toc_tree_lines"]
@@ -152,7 +152,7 @@ def inspect(
     if isinstance(document_or_path, Document):
         document = document_or_path
     else:
-        from .store import load_index
+        from ..document.store import load_index
 
         document = load_index(document_or_path)
     out = file if file is not None else sys.stdout

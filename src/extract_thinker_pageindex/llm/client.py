@@ -26,8 +26,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from .errors import InvalidOptionError, LLMExtractionError, PageIndexWarning
-from .pdf import DEFAULT_IMAGE_LIMITS, ImageLimits
+from ..errors import InvalidOptionError, LLMExtractionError, PageIndexWarning
+from ..pdf.images import DEFAULT_IMAGE_LIMITS, ImageLimits
 
 __all__ = ["IMAGE_LIMITS", "ImageLimits", "ModelClient", "Usage", "as_model_client", "image_part"]
 

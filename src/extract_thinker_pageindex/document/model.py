@@ -8,22 +8,26 @@ top-left corner; for image sources one point is one pixel (see ``boxes``). Image
 and so do the text nodes (heading, paragraph, list item, header, footer) of the PDF text strategy: the union
 of the text's line boxes, rounded outward. Section nodes have none: a section is a place in the reading
 order, and its heading carries the position.
+
+A ``Document`` checks its integrity whenever it is validated: ids unique and safe as file names (node ids
+name ``images/<id>.png``), references that resolve (node parents are sections, TOC entries point at entries,
+sections and pages that exist), parent chains without cycles.
 """
 
 from __future__ import annotations
 
 import copy
+import re
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
 from pydantic import BeforeValidator, Field, NonNegativeInt, model_validator
 
-from ._framework import Contract
+from .._framework import Contract
+from ..inputs.files import clean_text
 from .boxes import BBox, LooseBBox, NoBox
-from .files import clean_text
 from .format_version import FORMAT_VERSION, upgrade
-from .integrity import validate_structure
 
 __all__ = [
     "AnswerFooterNode",
@@ -485,7 +489,7 @@ class Document(TextContract):
 
     @model_validator(mode="after")
     def _check_references(self) -> Document:
-        validate_structure(self)
+        _validate_structure(self)
         return self
 
     # -- traversal -----------------------------------------------------------------------------------
@@ -580,3 +584,78 @@ def _section_titles(document: Document) -> dict[str, str]:
         if isinstance(node, HeadingNode) and node.parent_id is not None:
             titles.setdefault(node.parent_id, node.content)
     return titles
+
+
+# -- integrity rules ------------------------------------------------------------------------------------
+
+# Node ids become file names (images/<id>.png), so a document only admits ids that are safe there.
+_SAFE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+
+
+def _validate_structure(document: Document) -> None:
+    """Check ids are unique and safe, every reference resolves, and parent chains have no cycle."""
+    page_indices = [page.index for page in document.pages]
+    if len(set(page_indices)) != len(page_indices):
+        raise ValueError("page indices must be unique")
+    if page_indices != sorted(page_indices):
+        raise ValueError("pages must be in source order (ascending index)")
+
+    nodes: dict[str, Any] = {}
+    for _, node in document.iter_nodes():
+        if not _SAFE_ID.match(node.id):
+            raise ValueError(f"node id {node.id!r} must be letters, digits, '.', '_' or '-' (at most 128)")
+        if node.id in nodes:
+            raise ValueError(f"node id {node.id!r} is used more than once")
+        nodes[node.id] = node
+    for node in nodes.values():
+        if node.parent_id is not None:
+            parent = nodes.get(node.parent_id)
+            if parent is None:
+                raise ValueError(f"node {node.id!r} has parent_id {node.parent_id!r}, which is not a node")
+            if parent.type != "section":
+                raise ValueError(f"node {node.id!r} has parent {node.parent_id!r}, which is not a section")
+    _check_acyclic({node_id: node.parent_id for node_id, node in nodes.items()}, "node")
+
+    entries: dict[str, TocEntry] = {}
+    for entry in document.toc:
+        if entry.id in entries:
+            raise ValueError(f"TOC entry id {entry.id!r} is used more than once")
+        entries[entry.id] = entry
+    valid_pages = set(page_indices)
+    for entry in entries.values():
+        if entry.parent_id is not None and entry.parent_id not in entries:
+            raise ValueError(
+                f"TOC entry {entry.id!r} has parent_id {entry.parent_id!r}, which is not an entry"
+            )
+        if entry.bbox is not None and entry.target_page is None:
+            raise ValueError(f"TOC entry {entry.id!r} has a bbox but no target_page to place it on")
+        target = nodes.get(entry.target_section_id) if entry.target_section_id is not None else None
+        if entry.target_section_id is not None and getattr(target, "type", None) != "section":
+            raise ValueError(
+                f"TOC entry {entry.id!r} targets section {entry.target_section_id!r}, which is not a section"
+            )
+        page = entry.target_page
+        # A target may be an unselected page of the source, but never beyond the source.
+        if (
+            page is not None
+            and valid_pages
+            and page not in valid_pages
+            and (document.source_page_count is None or page >= document.source_page_count)
+        ):
+            raise ValueError(f"TOC entry {entry.id!r} targets page {page}, outside the document")
+    _check_acyclic({entry_id: entry.parent_id for entry_id, entry in entries.items()}, "TOC entry")
+
+
+def _check_acyclic(parents: dict[str, str | None], what: str) -> None:
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = known to reach a root
+    for start in parents:
+        path = []
+        current: str | None = start
+        while current is not None and state.get(current) != 2:
+            if state.get(current) == 1:
+                raise ValueError(f"{what} {current!r} is its own ancestor (a parent_id cycle)")
+            state[current] = 1
+            path.append(current)
+            current = parents.get(current)
+        for item in path:
+            state[item] = 2

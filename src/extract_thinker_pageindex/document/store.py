@@ -22,12 +22,19 @@ from typing import Any
 from pydantic import ValidationError
 from pydantic_core import from_json
 
-from .errors import IndexFormatError, InvalidOptionError, OutputExistsError, OutputWriteError, PageIndexError
-from .files import MAX_INDEX_FILE_BYTES, check_path, read_regular_file, write_failure
+from ..errors import IndexFormatError, InvalidOptionError, OutputExistsError, OutputWriteError, PageIndexError
+from ..inputs.files import MAX_INDEX_FILE_BYTES, check_path, read_regular_file, write_failure
 from .format_version import FORMAT_VERSION, format_problem, is_newer_minor, readable_versions, upgrade
 from .model import Document, ImageNode, Page, TableNode
 
-__all__ = ["DOCUMENT_FILE", "IMAGES_DIR", "default_output_path", "index_document", "load_index", "save_index"]
+__all__ = [
+    "DOCUMENT_FILE",
+    "IMAGES_DIR",
+    "check_replaceable",
+    "default_output_path",
+    "load_index",
+    "save_index",
+]
 
 DOCUMENT_FILE = "document.json"
 IMAGES_DIR = "images"
@@ -175,7 +182,7 @@ def _remove_stale_staging(target: Path) -> None:
                 continue
 
 
-def _check_replaceable(target: Path, document: Document | None = None) -> None:
+def check_replaceable(target: Path, document: Document | None = None) -> None:
     """Refuse to replace ``target`` unless it is a page index (or an empty folder) and, with ``document``,
     unless that index was built from the same file as ``document`` (or one cannot tell).
 
@@ -244,7 +251,7 @@ def _swap_in(staging: Path, target: Path) -> None:
             if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
                 raise
         # Another save put an index there since the check: it is replaced like any earlier index.
-        _check_replaceable(target)
+        check_replaceable(target)
         if _exchange(staging, target):
             shutil.rmtree(staging, ignore_errors=True)  # staging now holds the other index
             return
@@ -301,7 +308,7 @@ def save_index(document: Document, output: str | os.PathLike[str], *, overwrite:
 
 def _save(document: Document, target: Path, *, overwrite: bool) -> None:
     """``save_index`` without the translation of the operating system's errors."""
-    _check_replaceable(target, None if overwrite else document)
+    check_replaceable(target, None if overwrite else document)
     try:
         created = _make_parents(target.parent)
     except (FileExistsError, NotADirectoryError) as exc:
@@ -508,39 +515,3 @@ def load_index(path: str | os.PathLike[str]) -> Document:
                     None if node.image_path is None else _read_image(root, node.image_path, node.id)
                 )
     return document
-
-
-def index_document(
-    path: str | os.PathLike[str],
-    output: str | os.PathLike[str] | None = None,
-    *,
-    overwrite: bool = False,
-    **options: Any,
-) -> tuple[Document, Path]:
-    """Build the page index of a file and save it as ``<name>.pageindex/``.
-
-    Args:
-        path: The source file.
-        output: Where to write the index directory; defaults to ``<stem>.pageindex`` beside the source.
-        overwrite: Replace an index of another file found at the output (``report.md`` and
-            ``report.pdf`` both default to ``report.pageindex``); see :func:`save_index`.
-        **options: Passed to :func:`build_index` (``strategy``, ``pages``, ``model``, ...).
-
-    Returns:
-        The document and the path of the written directory.
-
-    Raises:
-        Whatever :func:`build_index` and :func:`save_index` raise. An existing index is left as it was
-        unless the new one was written completely.
-    """
-    from .indexing import build_index
-
-    if output is None and not os.path.isfile(path) and options.get("content_type") is not None:
-        raise InvalidOptionError("index_document() needs output= when the source is a string, not a file.")
-    target = Path(output) if output is not None else default_output_path(path)
-    if not overwrite and os.path.isfile(path):
-        # Refused before the build: no model call is paid for an index that would not be saved.
-        _check_replaceable(target, Document(name=Path(path).stem, source_file=Path(path).name))
-    document = build_index(path, **options)
-    save_index(document, target, overwrite=overwrite)
-    return document, target

@@ -1,5 +1,6 @@
-"""``index --engine``: the command line of :func:`~.batch.index_documents` (folders and many files into one
-output folder, locally or on Ray), with a progress bar and a summary table of the report."""
+"""``index --engine``: the command line of
+:func:`~extract_thinker_pageindex.batch.run.index_documents` (folders and many files into one output
+folder, locally or on Ray), with a progress bar and a summary table of the report."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 from .terminal import safe_text
 
 if TYPE_CHECKING:
-    from .batch import BatchEntry, BatchReport
+    from ..batch.run import BatchReport
+    from ..batch.tasks import BatchEntry
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 PROG = "extract-thinker-pageindex"
@@ -111,8 +113,8 @@ def run_batch(args: argparse.Namespace) -> int:
     if args.parallel < 1:
         _error("--parallel must be at least 1")
         return EXIT_USAGE
-    from .batch import check_run
-    from .errors import InvalidOptionError, UnsupportedFormatError
+    from ..batch.run import check_run
+    from ..errors import InvalidOptionError, UnsupportedFormatError
 
     try:  # before a retriever is opened (and perhaps created) for a run that would not start
         check_run(
@@ -151,8 +153,8 @@ def schema_without_retriever(args: argparse.Namespace) -> bool:
 def open_cli_retriever(target: str, schema: str | None, *, read_only: bool = False) -> tuple[Any, int]:
     """``(retriever, EXIT_OK)`` for what ``--retriever`` and ``--schema`` name, or ``(None, exit code)``
     after saying why it cannot be opened (``EXIT_USAGE`` for a bad option or, ``read_only``, no index)."""
-    from .errors import InvalidOptionError
-    from .retrieval.target import open_retriever
+    from ..errors import InvalidOptionError
+    from ..retrieval.target import open_retriever
 
     try:
         return open_retriever(target, schema=schema, read_only=read_only), EXIT_OK
@@ -167,8 +169,8 @@ def open_cli_retriever(target: str, schema: str | None, *, read_only: bool = Fal
 def _run(args: argparse.Namespace, retriever: Any) -> int:
     from rich.console import Console
 
-    from .batch import index_documents
-    from .errors import InvalidOptionError, UnsupportedFormatError
+    from ..batch.run import index_documents
+    from ..errors import InvalidOptionError, UnsupportedFormatError
     from .terminal import progress_bar
 
     stderr = Console(stderr=True)

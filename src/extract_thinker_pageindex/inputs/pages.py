@@ -14,7 +14,7 @@ import re
 from collections.abc import Sequence
 from typing import TypeVar
 
-from .errors import PageSpecError
+from ..errors import PageSpecError
 
 __all__ = ["PageSpec", "filter_pages", "normalize_page_spec"]
 

@@ -1,4 +1,4 @@
-"""The Ray engine of :func:`~.batch.index_documents`: each document a Ray task, and model calls bounded across
+"""The Ray engine of :func:`~.run.index_documents`: each document a Ray task, and model calls bounded across
 the whole cluster by one named actor per model.
 
 Ray is imported here only, when the engine runs (the ``[ray]`` extra): nothing of it is on the import path
@@ -11,9 +11,9 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .batch import BatchEntry, BatchTask, PageTexts, failed_entry, run_task
-from .call_limit import LeaseSemaphore, ModelSpec
-from .errors import InvalidOptionError
+from ..errors import InvalidOptionError
+from ..llm.call_limit import LeaseSemaphore, ModelSpec
+from .tasks import BatchEntry, BatchTask, PageTexts, failed_entry, run_task
 
 __all__ = ["NAMESPACE", "RayEngine", "RayLimiter", "import_ray", "limiter_name", "model_limiter"]
 

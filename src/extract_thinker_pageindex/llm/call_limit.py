@@ -3,7 +3,8 @@
 A :class:`LimitedModelClient` takes a permit from a :class:`CallLimiter` around each HTTP call (never while
 it backs off between retries), so ``limit`` is the most model calls in flight at any moment, whichever
 worker makes them. The limiter is a semaphore of this process (threads), of a ``multiprocessing`` manager
-(the local engine's worker processes) or a Ray actor (the Ray engine, see :mod:`.ray_engine`).
+(the local engine's worker processes) or a Ray actor (the Ray engine, see
+:mod:`~extract_thinker_pageindex.batch.ray_engine`).
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from .errors import InvalidOptionError
-from .llm import ModelClient
+from ..errors import InvalidOptionError
+from .client import ModelClient
 
 __all__ = [
     "CallLimiter",
@@ -58,7 +59,7 @@ class SemaphoreLimiter:
 
 
 class LimitedModelClient(ModelClient):
-    """A :class:`~.llm.ModelClient` whose every HTTP call holds a permit of ``limiter``.
+    """A :class:`~.client.ModelClient` whose every HTTP call holds a permit of ``limiter``.
 
     Args:
         model: As for ``ModelClient``.

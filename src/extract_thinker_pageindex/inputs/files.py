@@ -17,7 +17,7 @@ import os
 import stat
 from collections.abc import Iterator
 
-from .errors import OutputWriteError, PageIndexError
+from ..errors import OutputWriteError, PageIndexError
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",

@@ -13,10 +13,11 @@ from collections.abc import Sequence
 from io import BytesIO
 from typing import Any
 
-from .errors import PageIndexWarning
-from .ocr.settings import OcrSettings
-from .pages import PageSpec, normalize_page_spec
-from .pdf import (
+from ..errors import PageIndexWarning
+from ..inputs.pages import PageSpec, normalize_page_spec
+from ..ocr.settings import OcrSettings
+from ..pdf.images import render_page_png
+from ..pdf.opening import (
     PYMUPDF_LOCK,
     PdfSource,
     describe_source,
@@ -25,10 +26,9 @@ from .pdf import (
     open_pdf,
     pdf_errors,
     read_pdf_bytes,
-    render_page_png,
 )
-from .tables import PageTable, find_page_tables, reading_matrix, turned_box
-from .tables.drawings import VECTOR_FLAGS, text_blocks, textpage_paths
+from ..tables import PageTable, find_page_tables, reading_matrix, turned_box
+from ..tables.drawings import VECTOR_FLAGS, text_blocks, textpage_paths
 
 __all__ = ["read_pdf_pages"]
 
@@ -122,7 +122,7 @@ def _ocr_regions(
     blocks: list[dict[str, Any]], page_number: int, frame: tuple[Any, float, float]
 ) -> list[dict[str, Any]]:
     """One region per block OCR read, in its order (the order of the page's ``content``)."""
-    from .ocr.engines import plain_text
+    from ..ocr.engines import plain_text
 
     return [
         _region(plain_text([block]).rstrip("\n"), block["bbox"], page_number, frame)
@@ -179,7 +179,7 @@ def read_pdf_pages(
     """
     settings = ocr if ocr is not None else OcrSettings()
     if settings.mode == "always":
-        from .ocr.settings import require_engine
+        from ..ocr.settings import require_engine
 
         require_engine(settings)
     if isinstance(source, BytesIO):
@@ -219,7 +219,7 @@ def read_pdf_pages(
                 item["image"] = render_page_png(page, image_dpi, image_max_side)
             result.append(item)
         if settings.enabled:
-            from .ocr.detect import needs_ocr
+            from ..ocr.detect import needs_ocr
 
             wanted = [
                 item
@@ -245,9 +245,9 @@ def _ocr_items(
     as Markdown in place of its cells' lines and its rows under ``tables`` (the engine finds them in the
     page image at no cost worth a switch, so ``tables=False`` does not turn them off), and with
     ``regions``, their regions with OCR's blocks."""
-    from .ocr.engines import plain_text
-    from .ocr.pool import OcrOutcome, ocr_pages, warn_failures
-    from .ocr.settings import engine_problem, install_hint
+    from ..ocr.engines import plain_text
+    from ..ocr.pool import OcrOutcome, ocr_pages, warn_failures
+    from ..ocr.settings import engine_problem, install_hint
 
     numbers = ", ".join(str(item["page_number"]) for item in items)
     problem = engine_problem(settings)
@@ -282,8 +282,8 @@ def _ocr_items(
 def _ocr_text_with_tables(blocks: list[dict[str, Any]], tables: list[dict[str, Any]]) -> str:
     """OCR'd text in reading order with each ruled table's lines replaced by the table as Markdown, as
     :func:`_page_text_with_tables` does for a text layer."""
-    from .ocr.engines import plain_text
-    from .tables.grid import markdown_table
+    from ..ocr.engines import plain_text
+    from ..tables.grid import markdown_table
 
     boxes = [table["bbox"] for table in tables]
     pieces: list[tuple[float, float, str]] = []

@@ -1,5 +1,5 @@
 """The manifest of a batch's output folder (``index-manifest.json``): what each index was built from, so a
-later run of :func:`~.batch.index_documents` skips what is up to date; and the atomic JSON write it uses."""
+later run of :func:`~.run.index_documents` skips what is up to date; and the atomic JSON write it uses."""
 
 from __future__ import annotations
 
@@ -13,11 +13,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .errors import IndexFormatError, OutputExistsError, PageIndexError, PageIndexWarning
-from .files import clean_text, read_regular_file
+from ..errors import IndexFormatError, OutputExistsError, PageIndexError, PageIndexWarning
+from ..inputs.files import clean_text, read_regular_file
 
 if TYPE_CHECKING:
-    from .batch import BatchEntry
+    from .tasks import BatchEntry
 
 __all__ = [
     "MANIFEST_FILE",

@@ -10,7 +10,7 @@ from io import BytesIO
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import DocumentLoadError, EmptyDocumentError, UnsupportedFormatError
+from ..errors import DocumentLoadError, EmptyDocumentError, UnsupportedFormatError
 from .files import MAX_DOCUMENT_BYTES, clean_text, read_regular_file
 
 __all__ = ["SourceInput", "SourceKind", "check_source_file", "decode_text", "resolve_source"]
