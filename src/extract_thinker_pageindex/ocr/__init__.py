@@ -10,6 +10,9 @@
   ``dict`` text layout (blocks of lines of spans, in page points), so OCR'd pages go through the same
   reading-order, heading, list and paragraph rules as a text layer.
 - :mod:`.pool`: pages OCR'd in worker processes (MuPDF's Tesseract cannot run in two threads of one process).
+
+The strategies, ``indexing``, ``index_key``, the loaders and the command line import it; it imports ``pdf``,
+``tables`` and ``errors``.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ The names of ExtractThinker's own ``extract_thinker.retrieval`` are here too (``
 ``PageMatch``, ``DocumentLoaderRAG``), so that ``from extract_thinker.retrieval import ...`` becomes
 ``from extract_thinker_pageindex.retrieval import ...``. They load on first use: importing this package
 loads neither SQLite's retriever nor ExtractThinker.
+
+It imports only ``errors`` and ``inputs``; the loaders, the view, the batch and the command line use it.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@ whose columns are aligned by whitespace from where its words stand.
 
 :func:`find_page_tables` reads a PyMuPDF page; a page with no two rows of side-by-side pieces of text costs
 one pass over its words and nothing more (its drawings are not read).
+
+The PDF strategies, OCR and the PyMuPDF loader import it; it imports nothing else of the package.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """The HTML view of a page index: the TOC tree, and every node boxed on its page, coloured by type; with a
-query, the retriever's best pages and the query's words marked on them. See :func:`view_index`."""
+query, the retriever's best pages and the query's words marked on them. See :func:`view_index`.
+The package root and the command line import it."""
 
 from __future__ import annotations
 
