@@ -1290,7 +1290,14 @@ def test_a_numbered_title_in_small_capitals_below_body_size_is_a_heading(
 
 @pytest.mark.parametrize(
     ("title", "is_heading"),
-    [("CREATE PERMISSION <permission name>", False), ("Create Permission Statements", True)],
+    [
+        ("CREATE PERMISSION <permission name>", False),
+        ("SET x = 1;", False),
+        ("Create Permission Statements", True),
+        # A title's own semicolon and a lone comparison sign are punctuation, not code.
+        ("Liquidity; Capital Resources", True),
+        ("Loans > 90 Days Past Due", True),
+    ],
 )
 def test_a_bold_line_of_code_is_not_a_heading(tmp_path: Path, title: str, is_heading: bool) -> None:
     path = write_titled_page(tmp_path / "code.pdf", title, font="hebo")
@@ -1371,6 +1378,15 @@ def test_a_title_run_into_its_text_is_a_heading_when_its_label_continues_a_serie
     with pymupdf.open(path) as source:
         line_width = max(b[2] for b in source[1].get_text("words") if b[4] == "applicable.")
     assert run_in.bbox is not None and run_in.bbox[2] < line_width  # its box ends before the line's end
+    # The rest of the line, the section's first paragraph, has the rest of the box: they meet, not overlap.
+    rest = next(
+        node
+        for _, node in document.iter_nodes()
+        if isinstance(node, ParagraphNode) and node.content == "Not applicable."
+    )
+    assert rest.bbox is not None
+    assert rest.bbox[0] == run_in.bbox[2] and rest.bbox[2] >= line_width - 1
+    assert (rest.bbox[1], rest.bbox[3]) == (run_in.bbox[1], run_in.bbox[3])
 
 
 def test_the_same_lines_without_a_series_or_in_sentence_case_stay_paragraphs(tmp_path: Path) -> None:

@@ -57,8 +57,10 @@ _CAPTION = re.compile(
     r"^(?:figure|fig\.|table|chart|graph|plate|photo|example|listing|algorithm|source|sources)\s*(?:[0-9ivxlc]|:)",
     re.IGNORECASE,
 )
-# Code: placeholders, assignments, statements' ends, blocks ("WHERE <logic>", "x = 1;", "f()").
-_CODE = re.compile(r"[<>{}=;]|\w\(\)")
+# Code: placeholders, assignments, blocks, a statement's end before more code, calls ("WHERE <logic>",
+# "x = 1;", "{", "a;b", "f()"). A semicolon before a word ("Liquidity; Capital Resources") and a lone "<" or
+# ">" ("Revenue > 5%") are a title's punctuation.
+_CODE = re.compile(r"<[^<>\s][^<>]*>|[{}=]|;(?!\s+\w)|\w\(\)")
 # A running title followed by its page number: "Chapter 2. Roles and separation of duties 11" (two words
 # or more before a number of one to three digits; a number before a title is as often a section's, and
 # four digits a year's).

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import itertools
 import logging
@@ -229,36 +230,33 @@ class Assembler:
                 self.sections.append((level, section.id))
                 taken = lines[position : position + count]
                 # A title run into its text ("Item 3. Defaults Upon Senior Securities. None."): the rest of
-                # the line opens the section's first paragraph, and the heading's box ends where its
-                # characters do (in proportion).
+                # the line opens the section's first paragraph. The line is cut where the title's
+                # characters end (in proportion), at a whole point, so the two boxes meet and never overlap.
                 rest = line.text[len(text) :].strip() if count == 1 and line.text.startswith(text) else ""
-                heading_box = box(taken)
-                if rest and heading_box is not None:
-                    x0, y0, x1, y1 = heading_box
-                    heading_box = (
-                        x0,
-                        y0,
-                        max(x0 + 1, round(x0 + (x1 - x0) * len(text) / len(line.text))),
-                        y1,
-                    )
+                rest_line = None
+                if rest:
+                    x0, y0, x1, y1 = line.bbox
+                    cut = min(max(round(x0 + (x1 - x0) * len(text) / len(line.text)), x0 + 1), x1 - 1)
+                    taken = [dataclasses.replace(line, bbox=(x0, y0, cut, y1))]
+                    rest_line = dataclasses.replace(line, bbox=(cut, y0, x1, y1))
                 nodes.append(
                     HeadingNode(
                         id=next_id(),
                         parent_id=section.id,
                         level=_heading_level(level),
                         content=text,
-                        bbox=heading_box,
+                        bbox=box(taken),
                     )
                 )
                 self.section_at[(page_position, position)] = section.id
                 position += count
-                if rest:
+                if rest_line is not None:
                     current = {
                         "type": "paragraph",
                         "id": next_id(),
                         "parent_id": parent(),
                         "content": rest,
-                        "lines": [line],
+                        "lines": [rest_line],
                     }
             else:
                 bullet = BULLET.match(line.text)
