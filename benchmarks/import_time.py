@@ -93,7 +93,7 @@ def measure(cases: dict[str, list[str]], runs: int) -> dict[str, tuple[float, fl
 HEAVY = ("litellm", "onnxruntime")
 IMPORTS = (
     "import contextlib, io, sys\n"
-    "from extract_thinker_pageindex.cli.main import main\n"
+    "from extract_thinker_pageindex.cli import main\n"
     "with contextlib.redirect_stdout(io.StringIO()):\n"
     "    try:\n"
     "        main({argv!r})\n"

@@ -114,11 +114,11 @@ try:
         from extract_thinker_pageindex import load_index
         OUTCOME = f"{sum(1 for _ in load_index(path).iter_nodes()):,} nodes"
     elif kind == "inspect":
-        from extract_thinker_pageindex.cli.main import main
+        from extract_thinker_pageindex.cli import main
         sys.stdout = io.StringIO()
         OUTCOME = f"exit {main(['inspect', path])}"
     elif kind == "search":
-        from extract_thinker_pageindex.cli.main import main
+        from extract_thinker_pageindex.cli import main
         sys.stdout = io.StringIO()
         OUTCOME = f"exit {main(['search', path, '-q', 'dividend board'])}"
     else:

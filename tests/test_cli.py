@@ -24,7 +24,7 @@ from extract_thinker_pageindex import (
     load_index,
     print_toc_tree,
 )
-from extract_thinker_pageindex.cli.main import main
+from extract_thinker_pageindex.cli import main
 
 LEASE = """\
 # Lease Agreement

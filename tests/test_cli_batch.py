@@ -13,7 +13,7 @@ import pytest
 
 from extract_thinker_pageindex import load_index
 from extract_thinker_pageindex.batch.manifest import REPORT_FILE
-from extract_thinker_pageindex.cli.main import main
+from extract_thinker_pageindex.cli import main
 
 
 @pytest.fixture

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from extract_thinker_pageindex import build_index, index_document, inspect, load_index, print_toc_tree
-from extract_thinker_pageindex.cli.main import _index_files, main
+from extract_thinker_pageindex.cli import main
+from extract_thinker_pageindex.cli.commands import _index_files
 from extract_thinker_pageindex.cli.terminal import safe_text
 from extract_thinker_pageindex.inputs.sources import EXTENSION_KINDS
 
@@ -290,7 +291,7 @@ def _modules_after(argv: list[str], cwd: Path) -> dict[str, object]:
     code = textwrap.dedent(
         f"""
         import contextlib, io, json, sys
-        from extract_thinker_pageindex.cli.main import main
+        from extract_thinker_pageindex.cli import main
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             try:

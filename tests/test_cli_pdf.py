@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from extract_thinker_pageindex import load_index
-from extract_thinker_pageindex.cli.main import main
+from extract_thinker_pageindex.cli import main
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "data"
 

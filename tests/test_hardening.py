@@ -31,7 +31,7 @@ from extract_thinker_pageindex import (
     load_index,
     save_index,
 )
-from extract_thinker_pageindex.cli.main import main as cli_main
+from extract_thinker_pageindex.cli import main as cli_main
 
 MARKDOWN = "# Title\n\nSome text.\n\n## Part\n\nMore text.\n"
 

@@ -32,7 +32,7 @@ from extract_thinker_pageindex import (
     print_toc_tree,
     save_index,
 )
-from extract_thinker_pageindex.cli.main import main as cli_main
+from extract_thinker_pageindex.cli import main as cli_main
 from extract_thinker_pageindex.document.model import (
     MAX_TOC_DEPTH,
     Document,

@@ -57,7 +57,7 @@ def _run(code: str, cwd: Path, stdin: bytes = b"") -> tuple[str, dict[str, bool]
 def _cli(argv: list[str]) -> str:
     return f"""
         import contextlib, io
-        from extract_thinker_pageindex.cli.main import main
+        from extract_thinker_pageindex.cli import main
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             try:

@@ -696,7 +696,7 @@ def test_the_refusal_comes_before_any_model_call(tmp_path: Path, llm_server) -> 
 
 
 def test_index_force_replaces_the_index_of_another_file(agreement: tuple[Path, Path], capsys) -> None:
-    from extract_thinker_pageindex.cli.main import main
+    from extract_thinker_pageindex.cli import main
 
     pdf, markdown = agreement
     assert main(["index", str(pdf)]) == 0

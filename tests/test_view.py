@@ -23,7 +23,7 @@ from extract_thinker_pageindex import (
     load_index,
     view_index,
 )
-from extract_thinker_pageindex.cli.main import main
+from extract_thinker_pageindex.cli import main
 from extract_thinker_pageindex.view import default_view_path, images_folder
 from pdf_support import shift_page
 

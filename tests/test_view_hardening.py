@@ -35,7 +35,7 @@ from extract_thinker_pageindex import (
     save_index,
     view_index,
 )
-from extract_thinker_pageindex.cli.main import main
+from extract_thinker_pageindex.cli import main
 from extract_thinker_pageindex.view import images_folder
 from extract_thinker_pageindex.view.output import GENERATOR_MARK
 
@@ -312,7 +312,7 @@ def test_an_output_that_is_a_fifo_is_refused_without_blocking(sample: Path, tmp_
     os.mkfifo(fifo)
     # First in a child process, so that a view that blocked would fail the test, not hang it.
     done = subprocess.run(
-        [sys.executable, "-m", "extract_thinker_pageindex", "view", str(sample), "-o", str(fifo)],
+        [sys.executable, "-m", "extract_thinker_pageindex.cli", "view", str(sample), "-o", str(fifo)],
         capture_output=True,
         text=True,
         timeout=PATIENCE,

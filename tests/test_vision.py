@@ -483,7 +483,7 @@ def test_rotation_helpers_round_trip() -> None:
 
 
 def test_cli_index_with_a_model_and_inspect_shows_the_cost(tmp_path: Path, llm_server, capsys) -> None:
-    from extract_thinker_pageindex.cli.main import main
+    from extract_thinker_pageindex.cli import main
 
     script = Script(llm_server)
     script.pages = [page_answer({"type": "paragraph", "id": "a", "content": f"Page {n}."}) for n in (1, 2)]

@@ -20,7 +20,6 @@ from .document.model import (
     PageRefinement,
     TocEntry,
 )
-from .document.store import check_replaceable, default_output_path, save_index
 from .errors import InvalidOptionError, ModelRequiredError, PageIndexWarning, UnsupportedFormatError
 from .inputs.pages import PageSpec, normalize_page_spec
 from .inputs.sources import Source, SourceInput, decode_text, resolve_source
@@ -560,6 +559,8 @@ def index_document(
         Whatever :func:`build_index` and :func:`save_index` raise. An existing index is left as it was
         unless the new one was written completely.
     """
+    from .document.store import check_replaceable, default_output_path, save_index
+
     if output is None and not os.path.isfile(path) and options.get("content_type") is not None:
         raise InvalidOptionError("index_document() needs output= when the source is a string, not a file.")
     target = Path(output) if output is not None else default_output_path(path)

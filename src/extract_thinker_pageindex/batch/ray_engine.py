@@ -66,7 +66,8 @@ def model_limiter(model: str, model_rate: int) -> Any:
 
 @dataclass
 class RayLimiter:
-    """A :class:`~.call_limit.CallLimiter` over the limiter actor (a handle, which pickles into tasks)."""
+    """A :class:`~..llm.call_limit.CallLimiter` over the limiter actor (a handle, which pickles into
+    tasks)."""
 
     actor: Any
 

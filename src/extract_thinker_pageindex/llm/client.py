@@ -171,7 +171,7 @@ class ModelClient:
 
     Requests ask for ``temperature=0``. A model that refuses it (OpenAI's o-series and reasoning gpt-5
     models, in litellm or at the provider) is asked without it from then on, with one
-    :class:`~.errors.PageIndexWarning`; so is a provider that refuses an automatic ``response_format``.
+    :class:`~..errors.PageIndexWarning`; so is a provider that refuses an automatic ``response_format``.
 
     One client may be shared by threads; usage is accumulated across them.
     """

@@ -154,7 +154,7 @@ def read_pdf_pages(
         source: A path, bytes or BytesIO.
         pages: Only these 1-based pages (``5``, ``(3, 7)``, ``[(1, 3), 5]`` or ``"1-3,5"``).
         password: Password of an encrypted PDF.
-        tables: Find tables (ruled grids, and columns aligned by whitespace: see :mod:`.tables`), render
+        tables: Find tables (ruled grids, and columns aligned by whitespace: see :mod:`..tables`), render
             each as Markdown in place of its lines, and list their rows under ``tables``.
         regions: Add ``regions``: the page's text blocks (from OCR on a page read by OCR), each with its
             box as fractions of the drawn page, in the shape of ExtractThinker's ``DocumentRegion``.

@@ -153,7 +153,7 @@ class DocumentLoaderRAG(PageSelection, DocumentLoader):
 
         Raises:
             DocumentLoadError: the source is a path with an extension the wrapped loader supports, and no
-                such file exists (see :func:`~extract_thinker_pageindex.sources.check_source_file`).
+                such file exists (see :func:`~extract_thinker_pageindex.inputs.sources.check_source_file`).
         """
         check_source_file(source, self.SUPPORTED_FORMATS)
         return bool(self.loader.can_handle(source))

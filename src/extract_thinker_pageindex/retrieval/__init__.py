@@ -5,7 +5,9 @@ The names of ExtractThinker's own ``extract_thinker.retrieval`` are here too (``
 ``from extract_thinker_pageindex.retrieval import ...``. They load on first use: importing this package
 loads neither SQLite's retriever nor ExtractThinker.
 
-It imports only ``errors`` and ``inputs``; the loaders, the view, the batch and the command line use it.
+Its modules import only ``errors`` and ``inputs``; the loaders, the view, the command line and the package
+root use them. This package's own ``__init__`` hands on ``DocumentLoaderRAG`` from ``loaders/`` (lazily,
+for the framework's import path): the one import that runs up the layers (see docs/architecture.md).
 """
 
 from __future__ import annotations

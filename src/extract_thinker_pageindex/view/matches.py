@@ -63,8 +63,8 @@ class QueryResult:
 @contextmanager
 def run_query(document: Document, query: str, *, max_pages: int) -> Iterator[QueryResult]:
     """Rank the document's pages for ``query`` with an in-memory :class:`SQLitePageRetriever`, as the
-    ``search`` command does for a saved index (the same page texts: :func:`~..render.page_texts`); the
-    result can tell the query's words while the context is open.
+    ``search`` command does for a saved index (the same page texts:
+    :func:`~..document.render.page_texts`); the result can tell the query's words while the context is open.
 
     Raises:
         InvalidOptionError: the query has no searchable words, or ``max_pages`` is below 1.
