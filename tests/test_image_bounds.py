@@ -507,16 +507,22 @@ def test_a_picture_that_cannot_be_read_is_left_out_with_a_warning_and_its_page_k
     assert built.pages[0].nodes[0].content == "The words on this page are still wanted."
 
 
-def test_same_sized_pictures_beside_an_oversized_one_are_not_hashed(tmp_path: Path) -> None:
-    # Telling two 64 x 64 pictures apart means hashing every picture on the page, the oversized one
-    # decoded whole: they are left out instead, and the oversized one is drawn reduced.
+def _two_small_pictures_and_an_oversized_one(tmp_path: Path, *, in_a_form: bool) -> Path:
+    """A page with a red and a blue 64 x 64 picture side by side (drawn by the page, or by a form: another
+    page shown on it), and a 12,000 x 12,000 picture below them."""
     document = pymupdf.open()
     page = text_page(document, "Two small pictures and a very large one.")
+    drawn_by = page
+    if in_a_form:
+        source = pymupdf.open()
+        drawn_by = source.new_page(width=page.rect.width, height=page.rect.height)
     for number, colour in enumerate(((255, 0, 0), (0, 0, 255))):
         buffer = io.BytesIO()
         Image.new("RGB", (64, 64), colour).save(buffer, "PNG")
         left = 72 + 200 * number
-        page.insert_image(pymupdf.Rect(left, 100, left + 150, 250), stream=buffer.getvalue())
+        drawn_by.insert_image(pymupdf.Rect(left, 100, left + 150, 250), stream=buffer.getvalue())
+    if in_a_form:
+        page.show_pdf_page(page.rect, source, 0)
     add_picture(
         document,
         page,
@@ -527,8 +533,34 @@ def test_same_sized_pictures_beside_an_oversized_one_are_not_hashed(tmp_path: Pa
         bits=1,
         stream=deflated_zeros(1500 * 12_000),
     )
-    path = tmp_path / "crowded.pdf"
+    path = tmp_path / ("form.pdf" if in_a_form else "crowded.pdf")
     document.save(path)
+    return path
+
+
+def test_same_sized_pictures_drawn_by_the_page_are_told_apart_by_their_places(tmp_path: Path) -> None:
+    # Two 64 x 64 pictures cannot be told apart by size; hashing them would decode every picture on the
+    # page, the oversized one whole. Where the page's content draws each tells them apart, decoding nothing.
+    path = _two_small_pictures_and_an_oversized_one(tmp_path, in_a_form=False)
+
+    built = build_index(path, strategy="text")
+
+    images = [node for node in built.pages[0].nodes if isinstance(node, ImageNode)]
+    assert [node.bbox for node in images[:2]] == [(72, 100, 222, 250), (272, 100, 422, 250)]
+    for node, colour in zip(images[:2], ((255, 0, 0), (0, 0, 255)), strict=True):
+        assert node.image_data is not None
+        with Image.open(io.BytesIO(node.image_data)) as picture:
+            assert picture.convert("RGB").getpixel((32, 32)) == colour  # each picture at its own place
+    assert images[2].bbox is not None and images[2].bbox[1] == 300 and images[2].image_data is not None
+    width, height = png_size(images[2].image_data)
+    assert max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
+
+
+def test_same_sized_pictures_drawn_by_a_form_beside_an_oversized_one_are_not_hashed(tmp_path: Path) -> None:
+    # Drawn by a form, their places are not in the page's own content: telling them apart would mean
+    # hashing every picture on the page, the oversized one decoded whole. They are left out instead, and the
+    # oversized one is drawn reduced.
+    path = _two_small_pictures_and_an_oversized_one(tmp_path, in_a_form=True)
 
     with pytest.warns(PageIndexWarning, match="2 picture.s. on page 1 could not be told"):
         built = build_index(path, strategy="text")

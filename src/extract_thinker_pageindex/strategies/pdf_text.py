@@ -453,17 +453,24 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
         by_size.setdefault((item[2], item[3]), []).append(item[0])
     ambiguous = {size for size, xrefs in by_size.items() if len(set(xrefs)) > 1}
     ambiguous &= {(info["width"], info["height"]) for info in infos}
-    # Hashing decodes every picture of the page, the small and the inline ones too: never an oversized one.
+    # Pictures of one size drawn by the page itself are told apart by where the page draws each (named in
+    # its content: nothing decoded); any other ambiguity by hashing, which decodes every picture of the
+    # page, the small and the inline ones too: never an oversized one.
+    named = _placed_by_name(pdf_page, listed, infos, ambiguous) if ambiguous else {}
+    if named is not None:
+        ambiguous = set()
     sizes = set(by_size) | {(info["width"], info["height"]) for info in placed}
     oversized = any(max(w, h) > MAX_PICTURE_SIDE or w * h > MAX_PICTURE_PIXELS for w, h in sizes)
     hashed = bool(ambiguous) and not oversized
     if hashed:
         infos = [info for info in pdf_page.get_image_info(xrefs=True) if big_enough(info)]
     untold = 0
-    for info in infos:
+    for position, info in enumerate(infos):
         size = (info["width"], info["height"])
         if hashed:
             xref = info.get("xref", 0)
+        elif named and position in named:
+            xref = named[position]
         elif size in ambiguous:
             untold += 1
             continue
@@ -483,6 +490,37 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
             stacklevel=3,
         )
     return found
+
+
+def _placed_by_name(
+    pdf_page: Any, listed: list[Any], infos: list[dict[str, Any]], ambiguous: set[tuple[int, int]]
+) -> dict[int, int] | None:
+    """The xref of each placement in ``infos`` whose pixel size is ``ambiguous``, told by where the page's
+    content draws each candidate picture (``get_image_bbox`` filters the content stream: nothing is
+    decoded); ``None`` when that cannot tell them all (a candidate drawn inside a form, or drawn twice)."""
+    candidates = [item for item in listed if (item[2], item[3]) in ambiguous]
+    if any(item[-1] != 0 for item in candidates):
+        return None  # drawn by a form: its place is not in the page's own content
+    places = []
+    for item in candidates:
+        rect = pdf_page.get_image_bbox(item)
+        if rect.is_empty or rect.is_infinite:
+            return None
+        places.append((item[0], tuple(rect)))
+    named: dict[int, int] = {}
+    for position, info in enumerate(infos):
+        if (info["width"], info["height"]) not in ambiguous:
+            continue
+        matches = {xref for xref, box in places if _same_box(box, info["bbox"])}
+        if len(matches) != 1:
+            return None
+        named[position] = matches.pop()
+    return named
+
+
+def _same_box(a: Sequence[float], b: Sequence[float]) -> bool:
+    """Whether two boxes are one place (within a point on every side)."""
+    return max(abs(x - y) for x, y in zip(a, b, strict=True)) <= 1
 
 
 # -- the strategy ---------------------------------------------------------------------------------------
