@@ -310,7 +310,7 @@ def test_toc_entries_carry_the_box_of_their_heading(report_pdf: Path) -> None:
 def test_boxes_are_saved_and_loaded(report_pdf: Path, tmp_path: Path) -> None:
     document, path = index_document(report_pdf, tmp_path / "report.pageindex", strategy="text")
     saved = json.loads((path / "document.json").read_text(encoding="utf-8"))
-    assert saved["format_version"] == FORMAT_VERSION == "1.2"
+    assert saved["format_version"] == FORMAT_VERSION == "1.3"
     paragraph = next(node for node in saved["pages"][0]["nodes"] if node["type"] == "paragraph")
     assert isinstance(paragraph["bbox"], list) and len(paragraph["bbox"]) == 4
     assert all(isinstance(entry["bbox"], list) for entry in saved["toc"])
@@ -353,7 +353,7 @@ def test_an_index_of_format_1_0_saves_again_as_the_current_version(report_pdf: P
     _strip_to_format_1_0(data)
     (path / "document.json").write_text(json.dumps(data), encoding="utf-8")
     index_document(report_pdf, path, strategy="text")  # an old index is replaced like any other
-    assert json.loads((path / "document.json").read_text(encoding="utf-8"))["format_version"] == "1.2"
+    assert json.loads((path / "document.json").read_text(encoding="utf-8"))["format_version"] == "1.3"
 
 
 @pytest.mark.parametrize("version", ["2.0", "0.9", "1", "1.1.0", "v1.1", "01.1"])
@@ -364,7 +364,7 @@ def test_another_major_version_or_a_malformed_one_is_refused(
     data = json.loads((path / "document.json").read_text(encoding="utf-8"))
     data["format_version"] = version
     (path / "document.json").write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(IndexFormatError, match=f"format_version '{version}'.*reads '1.0' to '1.2'"):
+    with pytest.raises(IndexFormatError, match=f"format_version '{version}'.*reads '1.0' to '1.3'"):
         load_index(path)
     with pytest.raises(ValidationError, match="format_version"):
         Document.model_validate(data)
@@ -379,7 +379,7 @@ def test_a_later_minor_version_loads_without_the_fields_it_added(report_pdf: Pat
     (path / "document.json").write_text(json.dumps(data), encoding="utf-8")
 
     loaded = load_index(path)
-    assert loaded.format_version == "1.2"
+    assert loaded.format_version == "1.3"
     assert loaded == document
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..document.render import PageTexts, page_texts
+from ..document.store import IMAGE_SUFFIXES
 
 __all__ = ["RETRIEVER_REFUSED", "BatchEntry", "BatchTask", "PageTexts", "Status", "failed_entry", "run_task"]
 
@@ -86,8 +87,8 @@ def _sha256(path: str) -> str:
 
 def _discard_damaged(path: Path) -> None:
     """Remove an index this batch wrote that no longer loads, when it holds only what a save writes
-    (``document.json``, ``images/*.png``): moved aside first, so a reader never sees half of it. A folder
-    with anything else in it is left alone (and the save then refuses to replace it)."""
+    (``document.json``, ``images/*.png`` and ``*.jpg``): moved aside first, so a reader never sees half of
+    it. A folder with anything else in it is left alone (and the save then refuses to replace it)."""
     if path.is_symlink() or not path.is_dir():
         return
     entries = {entry.name: entry for entry in path.iterdir()}
@@ -97,7 +98,7 @@ def _discard_damaged(path: Path) -> None:
         and (
             images.is_symlink()
             or not images.is_dir()
-            or any(image.suffix != ".png" or not image.is_file() for image in images.iterdir())
+            or any(image.suffix not in IMAGE_SUFFIXES or not image.is_file() for image in images.iterdir())
         )
     ):
         return

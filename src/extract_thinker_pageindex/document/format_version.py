@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 #: The version written into every ``document.json``.
-FORMAT_VERSION = "1.2"
+FORMAT_VERSION = "1.3"
 
 #: What each version of the format added.
 FORMAT_HISTORY = {
@@ -31,6 +31,8 @@ FORMAT_HISTORY = {
     "1.1": "An optional bbox on heading, paragraph, list item, header and footer nodes, and on TOC entries.",
     "1.2": "An optional origin on every page: where its text came from (text layer, OCR engine, vision "
     "model, parsed text); an optional source_file on the document: the file it was built from.",
+    "1.3": "An image node's picture may be a JPEG, images/<node-id>.jpg: the bytes a PDF embeds, kept as "
+    "they are.",
 }
 
 _VERSION = re.compile(r"^(0|[1-9][0-9]{0,5})\.(0|[1-9][0-9]{0,5})$")

@@ -167,7 +167,10 @@ class ListItemNode(_NodeBase):
 
 
 class ImageNode(_NodeBase):
-    """A picture on the page: photo, chart, diagram, logo..."""
+    """A picture on the page: photo, chart, diagram, logo...
+
+    ``image_data`` holds its bytes: PNG, or JPEG where a PDF embeds the picture as a plain JPEG (kept as it
+    is); a saved index holds them in ``images/<id>.png`` or ``images/<id>.jpg`` (``image_path``)."""
 
     type: Literal["image"] = "image"
     kind: ImageKind = "other"

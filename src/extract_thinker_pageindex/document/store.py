@@ -1,4 +1,5 @@
-"""The ``<name>.pageindex/`` directory: ``document.json`` plus ``images/<node-id>.png``, saved atomically.
+"""The ``<name>.pageindex/`` directory: ``document.json`` plus ``images/<node-id>.png`` (or ``.jpg``), saved
+atomically.
 
 A save writes a complete new directory beside the target and swaps it in with one rename, so a reader
 (or a crash) sees the previous index or the new one, never a mix. On Linux the swap is a single
@@ -30,15 +31,24 @@ from .model import Document, ImageNode, Page, TableNode
 __all__ = [
     "DOCUMENT_FILE",
     "IMAGES_DIR",
+    "IMAGE_SUFFIXES",
     "check_replaceable",
     "default_output_path",
+    "image_suffix",
     "load_index",
     "save_index",
 ]
 
 DOCUMENT_FILE = "document.json"
 IMAGES_DIR = "images"
+#: The kinds of picture files a save writes: JPEG as a PDF embeds it (format 1.3), PNG for the rest.
+IMAGE_SUFFIXES = (".png", ".jpg")
 SUFFIX = ".pageindex"
+
+
+def image_suffix(data: bytes) -> str:
+    """The file suffix of a node's picture bytes: ``".jpg"`` for JPEG, ``".png"`` for everything else."""
+    return ".jpg" if data[:3] == b"\xff\xd8\xff" else ".png"
 
 
 def default_output_path(source_path: str | os.PathLike[str]) -> Path:
@@ -104,7 +114,7 @@ def _replaceable(target: Path, found: dict[str, Any] | None = None) -> str | Non
     Only what a save itself writes is ever replaced: an empty directory, or a directory whose name ends
     in ``.pageindex`` and which holds ``document.json`` (a JSON object with a ``format_version``, of any
     version, so an index written by an older release is replaced) and at most an ``images/`` folder of
-    ``.png`` files. A folder with anything else in it (a project folder that happens to hold a
+    ``.png`` and ``.jpg`` files. A folder with anything else in it (a project folder that happens to hold a
     ``document.json``, notes a user put beside an index) is refused: replacing it would delete files this
     library did not write.
     """
@@ -122,7 +132,7 @@ def _replaceable(target: Path, found: dict[str, Any] | None = None) -> str | Non
     if images is not None:
         if images.is_symlink() or not images.is_dir():
             return f"its {IMAGES_DIR!r} is not a directory"
-        if any(image.suffix != ".png" or not image.is_file() for image in images.iterdir()):
+        if any(image.suffix not in IMAGE_SUFFIXES or not image.is_file() for image in images.iterdir()):
             return f"its {IMAGES_DIR!r} folder holds files that are not page images"
     try:
         data = _parse_json(
@@ -271,8 +281,8 @@ def _swap_in(staging: Path, target: Path) -> None:
 def save_index(document: Document, output: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
     """Write a document to a ``.pageindex`` directory, replacing an existing index atomically.
 
-    Image and table nodes that carry ``image_data`` are written to ``images/<node-id>.png`` and get
-    ``image_path`` set in the saved JSON.
+    Image and table nodes that carry ``image_data`` are written to ``images/<node-id>.png`` (``.jpg`` for
+    JPEG bytes) and get ``image_path`` set in the saved JSON.
 
     Args:
         document: The document to save.
@@ -340,7 +350,7 @@ def _save(document: Document, target: Path, *, overwrite: bool) -> None:
             nodes = []
             for node in page.nodes:
                 if isinstance(node, (ImageNode, TableNode)) and node.image_data:
-                    relative = f"{IMAGES_DIR}/{node.id}.png"
+                    relative = f"{IMAGES_DIR}/{node.id}{image_suffix(node.image_data)}"
                     (staging / IMAGES_DIR).mkdir(exist_ok=True)
                     _write_file(staging / relative, node.image_data)
                     node = node.model_copy(update={"image_path": relative})
@@ -428,11 +438,13 @@ def _validate_document(data: dict[str, Any], document_file: Path) -> Document:
         ) from exc
 
 
-# What a save writes for an image: images/<node id>.png, with node ids as the model admits them.
-_IMAGE_PATH = re.compile(rf"^{IMAGES_DIR}/[A-Za-z0-9][A-Za-z0-9._-]{{0,127}}\.png$")
+# What a save writes for an image: images/<node id>.png or .jpg, with node ids as the model admits them.
+_IMAGE_PATH = re.compile(rf"^{IMAGES_DIR}/[A-Za-z0-9][A-Za-z0-9._-]{{0,127}}\.(?:png|jpg)$")
 
 
-def _read_image(root: Path, relative: str, node_id: str) -> bytes:
+def _read_image(root: Path, relative: str, node_id: str, *, later: Any = None) -> bytes:
+    """The bytes of a node's picture file; ``later`` is the format version of an index a later release
+    wrote (a picture file of a kind this release does not know is then said to be that release's)."""
     shown = repr(relative[:100] + ("..." if len(relative) > 100 else ""))
     if relative.startswith(("/", "\\")) or os.path.isabs(relative):
         raise IndexFormatError(f"Node {node_id!r} has image path {shown}; it must be relative to the index.")
@@ -441,8 +453,15 @@ def _read_image(root: Path, relative: str, node_id: str) -> bytes:
     if not _IMAGE_PATH.match(relative):
         # Anything else (NUL bytes, lone surrogates, thousands of characters, other folders) is refused
         # before it reaches the file system.
+        if later is not None:
+            raise IndexFormatError(
+                f"Node {node_id!r} has image path {shown}: the index has format_version {later!r}, written "
+                f"by a later release (this one writes {FORMAT_VERSION!r}), and this release reads pictures "
+                f"from {IMAGES_DIR}/<node id>.png or .jpg only. Upgrade extract-thinker-pageindex, or "
+                "rebuild the index."
+            )
         raise IndexFormatError(
-            f"Node {node_id!r} has image path {shown}; images live in {IMAGES_DIR}/<node id>.png."
+            f"Node {node_id!r} has image path {shown}; images live in {IMAGES_DIR}/<node id>.png or .jpg."
         )
     if (root / IMAGES_DIR).is_symlink():
         raise IndexFormatError(f"Node {node_id!r} has image path {shown} through a symbolic link; refused.")
@@ -507,11 +526,15 @@ def load_index(path: str | os.PathLike[str]) -> Document:
         raise
     data = _parse_document(raw, document_file)
     del raw  # the parsed document holds all of it; the file's bytes need not stay while it is validated
+    version = data.get("format_version")
+    later = version if is_newer_minor(version) else None
     document = _validate_document(data, document_file)
     for page in document.pages:
         for node in page.nodes:
             if isinstance(node, (ImageNode, TableNode)):
                 node.image_data = (
-                    None if node.image_path is None else _read_image(root, node.image_path, node.id)
+                    None
+                    if node.image_path is None
+                    else _read_image(root, node.image_path, node.id, later=later)
                 )
     return document

@@ -6,6 +6,7 @@ Call these while holding ``PYMUPDF_LOCK``."""
 from __future__ import annotations
 
 import math
+import re
 import struct
 import warnings
 import zlib
@@ -27,8 +28,10 @@ __all__ = [
     "MAX_RENDER_PIXELS",
     "MAX_RENDER_SIDE",
     "ImageLimits",
+    "embedded_jpeg",
     "encode_png",
     "fit_scale",
+    "fits_whole",
     "page_matrix",
     "picture_png",
     "picture_scale",
@@ -275,6 +278,12 @@ def _draw_picture(page: Any, clip: Sequence[float], width: int, height: int) -> 
     return encode_png(page.get_pixmap(matrix=pymupdf.Matrix(zoom, zoom), clip=area, alpha=False))
 
 
+def fits_whole(width: int, height: int) -> bool:
+    """Whether a picture of ``width`` x ``height`` pixels is within ``MAX_PICTURE_SIDE`` and
+    ``MAX_PICTURE_PIXELS`` (read whole; a larger one is drawn reduced from its place on the page)."""
+    return max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
+
+
 def picture_scale(width: int, height: int, clip: Sequence[float]) -> float:
     """The scale a ``width`` x ``height`` picture placed in ``clip`` is kept at: 1, or less to bring it
     down to ``MAX_PICTURE_DPI`` of its place (pixels counted over the area, so a picture turned on the
@@ -319,7 +328,7 @@ def picture_png(
     """
     pymupdf = load_pymupdf()
 
-    fits = max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
+    fits = fits_whole(width, height)
     try:
         png = None
         if fits:
@@ -340,3 +349,115 @@ def picture_png(
             stacklevel=3,
         )
         return None
+
+
+# -- JPEG pictures kept as they are -----------------------------------------------------------------------
+
+_ICC_STREAM = re.compile(r"^\[\s*/ICCBased\s+([0-9]+)\s+0\s+R\s*\]$")
+#: JPEG frames a browser and a model provider decode: baseline, extended and progressive Huffman coding
+#: (arithmetic coding, lossless and hierarchical JPEG are not).
+_PLAIN_FRAMES = frozenset({0xC0, 0xC1, 0xC2})
+
+
+def embedded_jpeg(document: Any, xref: int, *, width: int, height: int) -> bytes | None:
+    """The bytes of a JPEG picture as the PDF embeds them, when they show exactly what the page shows
+    (call while holding ``PYMUPDF_LOCK``): nothing is decoded, and the file is the photo's own size.
+
+    Kept only when the picture is one ``/DCTDecode`` stream of 8-bit grey or RGB (device or ICC based) with
+    no mask, soft mask or decode array, and the JPEG itself is a plain frame (baseline, extended or
+    progressive) of ``width`` x ``height`` with one or three components and no EXIF turn (a browser would
+    turn it; a PDF does not). Anything else (CMYK, masks, a reduced size...) is for :func:`picture_png`.
+
+    Returns:
+        The JPEG bytes, or None.
+    """
+    pymupdf = load_pymupdf()
+
+    def key(name: str) -> tuple[str, str]:
+        return tuple(document.xref_get_key(xref, name))
+
+    if key("Filter") not in (("name", "/DCTDecode"), ("array", "[/DCTDecode]")):
+        return None
+    if key("BitsPerComponent") != ("int", "8") or key("ImageMask")[1] == "true":
+        return None
+    if any(key(name)[0] != "null" for name in ("SMask", "Mask", "Decode", "DecodeParms")):
+        return None
+    components = _colour_components(document, key("ColorSpace"))
+    if components is None:
+        return None
+    try:
+        data = document.xref_stream_raw(xref)
+    except (RuntimeError, ValueError, pymupdf.mupdf.FzErrorBase):
+        return None
+    frame = _jpeg_frame(data)
+    if frame != (width, height, components):
+        return None
+    return bytes(data)
+
+
+def _colour_components(document: Any, space: tuple[str, str]) -> int | None:
+    """1 or 3 for a grey or RGB colour space (device, or ICC based with that many components), else None."""
+    kind, value = space
+    if kind == "xref":  # an indirect colour space: read its object
+        kind, value = "array", " ".join(document.xref_object(int(value.split()[0]), compressed=True).split())
+    if kind == "name":
+        return {"/DeviceGray": 1, "/DeviceRGB": 3}.get(value)
+    match = _ICC_STREAM.match(value) if kind == "array" else None
+    if match is None:
+        return None
+    kind, count = document.xref_get_key(int(match.group(1)), "N")
+    return int(count) if kind == "int" and count in ("1", "3") else None
+
+
+def _jpeg_frame(data: bytes) -> tuple[int, int, int] | None:
+    """``(width, height, components)`` of a plain JPEG frame, or None for anything else (another frame
+    type, an EXIF orientation that turns the picture, a broken stream)."""
+    if data[:2] != b"\xff\xd8":
+        return None
+    position = 2
+    while position + 4 <= len(data):
+        if data[position] != 0xFF:
+            return None
+        marker = data[position + 1]
+        if marker == 0xFF:  # fill byte
+            position += 1
+            continue
+        length = int.from_bytes(data[position + 2 : position + 4], "big")
+        segment = data[position + 4 : position + 2 + length]
+        if (
+            marker == 0xE1
+            and segment[:6] == b"Exif\x00\x00"
+            and _exif_orientation(segment[6:]) not in (None, 1)
+        ):
+            return None  # turned by its EXIF orientation, which browsers follow and PDF viewers do not
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            if marker not in _PLAIN_FRAMES or len(segment) < 6:
+                return None
+            height = int.from_bytes(segment[1:3], "big")
+            width = int.from_bytes(segment[3:5], "big")
+            return (width, height, segment[5]) if segment[5] in (1, 3) else None
+        if marker in (0xD9, 0xDA):  # the end, or the scan before any frame header
+            return None
+        position += 2 + length
+    return None
+
+
+def _exif_orientation(tiff: bytes) -> int | None:
+    """The Orientation tag (0x0112) of an EXIF block's first directory, or None when there is none."""
+    order = {b"II": "little", b"MM": "big"}.get(tiff[:2])
+    if order is None or len(tiff) < 8:
+        return None
+
+    def number(at: int, size: int) -> int:
+        return int.from_bytes(tiff[at : at + size], order)  # type: ignore[arg-type]
+
+    directory = number(4, 4)
+    if directory + 2 > len(tiff):
+        return None
+    for entry in range(number(directory, 2)):
+        at = directory + 2 + 12 * entry
+        if at + 12 > len(tiff):
+            return None
+        if number(at, 2) == 0x0112:
+            return number(at + 8, 2)
+    return None

@@ -609,7 +609,7 @@ def _parse_pdf_text(
     progress: Progress | None,
     ocr: OcrSettings | None,
 ) -> PdfTextResult:
-    from ..pdf.images import picture_png, picture_scale
+    from ..pdf.images import embedded_jpeg, fits_whole, picture_png, picture_scale
     from ..pdf.opening import PYMUPDF_LOCK, open_pdf, pdf_errors
 
     with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
@@ -684,21 +684,29 @@ def _parse_pdf_text(
                 scale = picture_scale(place.width, place.height, place.box)
                 size = (place.xref, round(place.width * scale), round(place.height * scale))
                 if size not in cache:
-                    # Bounded: an oversized picture is drawn reduced; one that cannot be read is left out
-                    # with a warning, and the page keeps its text.
-                    cache[size] = picture_png(
-                        document,
-                        place.xref,
-                        width=place.width,
-                        height=place.height,
-                        page=document[page.index],
-                        clip=place.box,
-                        name=name,
+                    # A JPEG kept whole is kept as the PDF holds it (nothing decoded or encoded).
+                    whole = scale == 1 and fits_whole(place.width, place.height)
+                    cache[size] = (
+                        embedded_jpeg(document, place.xref, width=place.width, height=place.height)
+                        if whole
+                        else None
                     )
-                png = cache[size]
-                if png is not None:
+                    if cache[size] is None:
+                        # Bounded: an oversized picture is drawn reduced; one that cannot be read is left
+                        # out with a warning, and the page keeps its text.
+                        cache[size] = picture_png(
+                            document,
+                            place.xref,
+                            width=place.width,
+                            height=place.height,
+                            page=document[page.index],
+                            clip=place.box,
+                            name=name,
+                        )
+                picture = cache[size]
+                if picture is not None:
                     page_extras.nodes.append(
-                        (place.box[1], ImageNode(id="i", kind="other", bbox=place.box, image_data=png))
+                        (place.box[1], ImageNode(id="i", kind="other", bbox=place.box, image_data=picture))
                     )
         outline = read_outline(document) if use_outline else []
         metadata = dict(document.metadata or {})

@@ -299,6 +299,8 @@ def _text_pages(
     """Pages shown as text blocks, with the pictures the index saved for its image and table nodes."""
     import base64
 
+    from ..document.store import image_suffix
+
     pages = []
     for page in document.pages:
         view = _page_view(page.index, page.nodes, None, result)
@@ -307,11 +309,13 @@ def _text_pages(
             data = getattr(by_id.get(shown.id), "image_data", None)
             if not data:
                 continue
+            suffix = image_suffix(data)
             if embed_images:
-                shown.picture = "data:image/png;base64," + base64.b64encode(data).decode("ascii")
+                mime = "image/jpeg" if suffix == ".jpg" else "image/png"
+                shown.picture = f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
             else:
                 # Node ids are safe file names (the model checks them), and never the folder's mark.
-                shown.picture = staging.add_picture(f"{shown.id}.png", data)
+                shown.picture = staging.add_picture(f"{shown.id}{suffix}", data)
         pages.append(view)
         if progress is not None:
             progress(len(pages), len(document.pages))

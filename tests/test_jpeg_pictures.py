@@ -1,0 +1,146 @@
+"""JPEG pictures of a PDF kept as the PDF embeds them (format 1.3): nothing decoded or encoded, saved as
+``images/<id>.jpg``, loaded back, shown by the view; every other picture stays a PNG."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pymupdf
+import pytest
+from PIL import Image
+
+from extract_thinker_pageindex import (
+    ImageNode,
+    IndexFormatError,
+    build_index,
+    load_index,
+    save_index,
+    view_index,
+)
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def photo(
+    width: int = 240, height: int = 160, *, mode: str = "RGB", exif_orientation: int | None = None
+) -> bytes:
+    """A JPEG of a colour gradient (a photo's kind of pixels), as a camera or an editor writes it."""
+    picture = Image.new("RGB", (width, height))
+    picture.putdata([(x % 256, y % 256, (x + y) % 256) for y in range(height) for x in range(width)])
+    buffer = io.BytesIO()
+    exif = Image.Exif()
+    if exif_orientation is not None:
+        exif[0x0112] = exif_orientation
+    picture.convert(mode).save(buffer, "JPEG", quality=85, exif=exif.tobytes() if exif_orientation else b"")
+    return buffer.getvalue()
+
+
+def pdf_with(
+    tmp_path: Path,
+    jpeg: bytes,
+    *,
+    rect: pymupdf.Rect | None = None,
+    mask: bytes | None = None,
+    keys: dict[str, str] | None = None,
+) -> Path:
+    document = pymupdf.open()
+    page = document.new_page()
+    page.insert_text((72, 72), "A page with a photo on it.", fontsize=11)
+    xref = page.insert_image(rect or pymupdf.Rect(72, 100, 312, 260), stream=jpeg, mask=mask)
+    for key, value in (keys or {}).items():
+        document.xref_set_key(xref, key, value)
+    path = tmp_path / "photo.pdf"
+    document.save(path)
+    return path
+
+
+def embedded(path: Path) -> bytes:
+    """The picture's stream as the PDF holds it."""
+    with pymupdf.open(path) as document:
+        (item,) = document[0].get_images(full=True)
+        assert item[8] == "DCTDecode"
+        return bytes(document.xref_stream_raw(item[0]))
+
+
+def the_image(path: Path) -> ImageNode:
+    (node,) = [
+        node for node in build_index(path, strategy="text").pages[0].nodes if isinstance(node, ImageNode)
+    ]
+    return node
+
+
+def test_a_jpeg_picture_is_kept_as_the_pdf_embeds_it_saved_loaded_and_shown(tmp_path: Path) -> None:
+    path = pdf_with(tmp_path, photo())
+
+    document = build_index(path, strategy="text")
+    (node,) = [node for node in document.pages[0].nodes if isinstance(node, ImageNode)]
+    assert node.image_data == embedded(path)  # the PDF's own bytes: nothing decoded, nothing encoded
+
+    index = save_index(document, tmp_path / "photo.pageindex")
+    saved = json.loads((index / "document.json").read_text(encoding="utf-8"))
+    (entry,) = [item for item in saved["pages"][0]["nodes"] if item["type"] == "image"]
+    assert entry["image_path"] == f"images/{node.id}.jpg"
+    assert (index / entry["image_path"]).read_bytes() == node.image_data
+    loaded = load_index(index)
+    (again,) = [item for item in loaded.pages[0].nodes if isinstance(item, ImageNode)]
+    assert again.image_data == node.image_data and again.image_path == entry["image_path"]
+    # A save over it is allowed (its images/ folder holds only what a save writes).
+    save_index(loaded, index)
+
+    html = view_index(index, source=path, output=tmp_path / "embedded.html", embed_images=True).read_text()
+    assert "data:image/jpeg;base64," in html
+    view_index(index, source=path, output=tmp_path / "files.html")
+    assert any(picture.suffix == ".jpg" for picture in (tmp_path / "files_files").iterdir())
+
+
+@pytest.mark.parametrize(
+    ("case", "jpeg", "rect", "mask"),
+    [
+        ("CMYK", photo(mode="CMYK"), None, None),
+        ("CMYK declared RGB", photo(mode="CMYK"), None, "as RGB"),
+        ("turned by EXIF", photo(exif_orientation=6), None, None),
+        # 2,400 x 1,600 pixels over 120 x 80 points is 1,440 dpi: kept at 300 dpi of its place, re-encoded.
+        ("finer than 300 dpi", photo(2400, 1600), pymupdf.Rect(72, 100, 192, 180), None),
+        ("with a soft mask", photo(), None, "mask"),
+    ],
+)
+def test_other_jpeg_pictures_become_pngs(
+    tmp_path: Path, case: str, jpeg: bytes, rect: pymupdf.Rect | None, mask: str | None
+) -> None:
+    alpha = None
+    if mask == "mask":
+        buffer = io.BytesIO()
+        Image.new("L", (240, 160), 128).save(buffer, "PNG")
+        alpha = buffer.getvalue()
+    # A JPEG of four components that its dictionary calls RGB: the stream's own frame says otherwise.
+    keys = {"ColorSpace": "/DeviceRGB"} if mask == "as RGB" else None
+    path = pdf_with(tmp_path, jpeg, rect=rect, mask=alpha, keys=keys)
+
+    node = the_image(path)
+
+    assert node.image_data is not None and node.image_data.startswith(PNG_MAGIC), case
+    with Image.open(io.BytesIO(node.image_data)) as picture:
+        assert picture.mode in ("RGB", "RGBA", "L", "LA")
+        if case == "turned by EXIF":
+            assert picture.size == (240, 160)  # as the page shows it, not turned
+
+
+def test_a_picture_file_of_a_later_versions_kind_is_said_to_be_that_releases(tmp_path: Path) -> None:
+    index = save_index(
+        build_index(pdf_with(tmp_path, photo()), strategy="text"), tmp_path / "photo.pageindex"
+    )
+    saved = json.loads((index / "document.json").read_text(encoding="utf-8"))
+    (entry,) = [item for item in saved["pages"][0]["nodes"] if item["type"] == "image"]
+    (index / entry["image_path"]).rename(index / "images" / f"{entry['id']}.webp")
+    entry["image_path"] = f"images/{entry['id']}.webp"
+
+    (index / "document.json").write_text(json.dumps(saved), encoding="utf-8")
+    with pytest.raises(IndexFormatError, match=r"images live in images/<node id>\.png or \.jpg"):
+        load_index(index)
+
+    saved["format_version"] = "1.9"
+    (index / "document.json").write_text(json.dumps(saved), encoding="utf-8")
+    with pytest.raises(IndexFormatError, match=r"format_version '1\.9', written by a later release"):
+        load_index(index)
