@@ -468,10 +468,21 @@ def _mark_underlines(page: Any, lines: list[Line], drawings: Callable[[], list[d
             covered = min(x1, rx1) - max(x0, rx0)
             if covered >= 0.6 * width and rx1 - rx0 <= 1.3 * width + 12:
                 if links is None:
-                    links = [tuple(link["from"]) for link in page.get_links() if "from" in link]
+                    links = _link_areas(page)
                 mx, my = (x0 + x1) / 2, (y0 + y1) / 2
                 line.underlined = not any(a <= mx <= c and b <= my <= d for a, b, c, d in links)
                 break
+
+
+def _link_areas(page: Any) -> list[tuple[float, ...]]:
+    """The areas of a page's links, read from its link chain (``get_links`` would also resolve every named
+    destination, reading the document's whole name tree for each page)."""
+    areas = []
+    link = page.first_link
+    while link is not None:
+        areas.append(tuple(link.rect))
+        link = link.next
+    return areas
 
 
 def read_page_lines(
