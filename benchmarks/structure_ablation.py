@@ -76,6 +76,16 @@ def _weight_or_size_only(previous: Any, line: Any) -> bool:
     return abs(line.size - previous.size) >= 1 or line.bold != previous.bold
 
 
+def _without_tex_bold(original: Callable[[str], tuple[bool, ...]]) -> Callable[[str], tuple[bool, ...]]:
+    # The font-name test before Computer Modern's and EC's bold names (CMBX10, SFBX1000) were read as bold.
+    before = re.compile(r"bold|black|heavy|semibold|demibold|[-.,](?:B|BI|Bd|BdIt)$|-Medi$", re.IGNORECASE)
+
+    def style(font: str) -> tuple[bool, ...]:
+        return (before.search(font) is not None, *original(font)[1:])
+
+    return style
+
+
 NEVER = re.compile(r"(?!)")
 
 ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
@@ -118,6 +128,8 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no hanging numbered titles": [(pdf_structure, "_hangs_under", lambda *args: False)],
     "no label line over its title": [(pdf_structure, "_LABEL_LINE", NEVER)],
     "no titles run into their text": [(pdf_structure, "_run_in_headings", lambda *args: {})],
+    "no numbered bold titles run into their text": [(pdf_structure, "_numbered_run_in", lambda *args: {})],
+    "no TeX bold font names": [(pdf_layout, "_font_style", _without_tex_bold(pdf_layout._font_style))],
     "no index letters": [(pdf_structure, "_INDEX_LETTER", NEVER)],
     "no titles ending in a colon": [(pdf_structure, "_colon_title", lambda *args: False)],
     "contents test without page-number checks": [

@@ -32,6 +32,7 @@ from extract_thinker_pageindex.strategies.pdf_layout import (
     _join_side_by_side,
     _right_to_left,
     _split_units,
+    lines_from_blocks,
     read_page_lines,
 )
 from extract_thinker_pageindex.strategies.pdf_structure import body_size, detect_headings
@@ -1406,6 +1407,105 @@ def test_the_same_lines_without_a_series_or_in_sentence_case_stay_paragraphs(tmp
     sheet.line("Item 7. Management's discussion of results. It is incorporated by reference.", pitch=22)
     path = save(document, tmp_path, "sentence.pdf")
     assert "Item 7. Management's discussion of results." not in heading_texts(build(path))
+
+
+def run_in_line(sheet: Sheet, label: str, title: str, text: str) -> None:
+    """One line: ``label`` in the body's font, ``title`` in bold, then ``text`` in the body's font again (a
+    LaTeX run-in subsection: "2.1. **High-degree centrality.** In this method...")."""
+    x = LEFT
+    for piece, font in ((f"{label} ", "helv"), (f"{title} ", "hebo"), (text, "helv")):
+        sheet.page.insert_text((x, sheet.y), piece, fontsize=10, fontname=font)
+        x += pymupdf.get_text_length(piece, fontname=font, fontsize=10)
+    sheet.y += 13
+
+
+def write_run_in_subsections(path: Path, *, labels: tuple[str, ...], parent: str | None) -> Path:
+    """A body page, then a section heading ``parent`` (none when None) over three paragraphs, each opened by
+    a bold title run into its text and led by one of ``labels``."""
+    document = pymupdf.open()
+    body_page(document)
+    sheet = Sheet(document)
+    if parent is not None:
+        sheet.line(parent, size=14, font="hebo", pitch=22)
+    titles = ("High-degree centrality.", "Closeness centrality.", "Betweenness centrality.")
+    for number, (label, title) in enumerate(zip(labels, titles, strict=True)):
+        run_in_line(sheet, label, title, "In this method the nodes with the highest degree are")
+        sheet.paragraph(prose(number, 2))
+    return save(document, path.parent, path.name)
+
+
+def test_a_bold_title_run_into_its_text_after_a_subsection_number_is_a_heading(tmp_path: Path) -> None:
+    path = write_run_in_subsections(
+        tmp_path / "paper.pdf", labels=("2.1.", "2.2.", "2.3."), parent="2 Measures"
+    )
+
+    document = build(path)
+
+    assert heading_texts(document) == [
+        "2 Measures",
+        "2.1. High-degree centrality.",
+        "2.2. Closeness centrality.",
+        "2.3. Betweenness centrality.",
+    ]
+    paragraphs = texts_of(document, ParagraphNode)
+    assert sum(text.startswith("In this method the nodes") for text in paragraphs) == 3  # the rest, kept
+
+
+@pytest.mark.parametrize(
+    ("labels", "parent"),
+    [
+        (("2.1.", "2.2.", "2.3."), None),  # no section "2" above them: bold terms of numbered paragraphs
+        (("5.1.", "5.2.", "5.3."), "2 Measures"),  # their parent is no heading of the document
+        (("1.", "2.", "3."), "2 Measures"),  # a numbered list whose items open with a bold term
+    ],
+)
+def test_bold_run_in_titles_without_a_numbered_parent_stay_paragraphs(
+    tmp_path: Path, labels: tuple[str, ...], parent: str | None
+) -> None:
+    path = write_run_in_subsections(tmp_path / "paper.pdf", labels=labels, parent=parent)
+
+    assert not any("centrality" in text for text in heading_texts(build(path)))
+
+
+def span_line(*pieces: tuple[str, str]) -> dict[str, object]:
+    """A text block of one line as PyMuPDF's ``dict`` gives it: a span per ``(text, font)``, flags 4 (the
+    fonts' own flags say nothing of weight, as TeX's Type 1 fonts do not)."""
+    spans, x = [], 72.0
+    for text, font in pieces:
+        width = 5.0 * len(text)
+        spans.append(
+            {"text": text, "font": font, "size": 10.0, "flags": 4, "bbox": (x, 100.0, x + width, 110.0)}
+        )
+        x += width
+    return {
+        "type": 0,
+        "bbox": (72.0, 100.0, x, 110.0),
+        "lines": [{"spans": spans, "bbox": (72.0, 100.0, x, 110.0)}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("font", "bold"),
+    [("ABCDEF+CMBX10", True), ("CMB10", True), ("SFBX1000", True), ("CMR10", False), ("CMCSC10", False)],
+)
+def test_tex_bold_fonts_are_bold_by_their_names(font: str, bold: bool) -> None:
+    (line,) = lines_from_blocks([span_line(("Measures of centrality", font))], 0, 612, 792).lines
+    assert line.bold is bold
+
+
+def test_a_lines_bold_opening_is_its_bold_lead() -> None:
+    pieces = (
+        ("2.1.", "CMR10"),
+        (" ", "CMBX10"),
+        ("High-degree centrality.", "CMBX10"),
+        (" In this", "CMR10"),
+    )
+    (line,) = lines_from_blocks([span_line(*pieces)], 0, 612, 792).lines
+    assert line.bold_lead == "2.1. High-degree centrality."
+    (plain,) = lines_from_blocks(
+        [span_line(("In this", "CMR10"), (" bold", "CMBX10"), (" text", "CMR10"))], 0, 612, 792
+    ).lines
+    assert plain.bold_lead == ""  # a bold word inside a sentence opens nothing
 
 
 # -- 20. two-column pages ----------------------------------------------------------------------------------

@@ -22,8 +22,14 @@ __all__ = ["Line", "PageLines", "lines_from_blocks", "read_page_lines"]
 # A text column is at least a fifth of the page wide; a column of figures beside its labels is narrower.
 COLUMN_MIN_WIDTH = 0.2
 
-_BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demibold|[-.,](?:B|BI|Bd|BdIt)$|-Medi$", re.IGNORECASE)
+# (TeX's Computer Modern and EC bold fonts say so only in their names' letters: CMBX10, CMB10, SFBX1000.)
+_BOLD_FONT = re.compile(
+    r"bold|black|heavy|semibold|demibold|[-.,](?:B|BI|Bd|BdIt)$|-Medi$|^(?:[A-Z]{6}\+)?(?:cmbx|cmb[0-9]|sfbx)",
+    re.IGNORECASE,
+)
 _ITALIC_FONT = re.compile(r"italic|oblique|[-.,](?:I|BI|It|BdIt|BoldIt)$|(?:Regu|Medi)Ital$", re.IGNORECASE)
+# A section number alone: "2.1.", "3 ".
+_PLAIN_NUMBER = re.compile(r"^\s*[0-9]{1,2}(?:\.[0-9]{1,2})*\.?\s*$")
 #: A line is italic when this share of its characters is.
 ITALIC_SHARE = 0.85
 _SMALL_CAPS_FONT = re.compile(r"smallcaps|^(?:[A-Z]{6}\+)?cmcsc|[-_.]sc$|[-_.]sc[0-9]", re.IGNORECASE)
@@ -54,6 +60,9 @@ class Line:
     small_caps: bool = False  # most visible characters are in a small-capitals font
     font: str = ""  # the font of most of its visible characters
     apart: bool = False  # set in another font than the document's running text (set by heading detection)
+    # The line's opening up to the end of a bold run that plain text follows ("2.1. High-degree
+    # centrality." of "2.1. **High-degree centrality.** In this method..."); empty when there is none.
+    bold_lead: str = ""
 
     @property
     def caps(self) -> bool:
@@ -130,6 +139,7 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
             y1 = by1
     size = max(weights, key=weights.__getitem__) if len(weights) > 1 else next(iter(weights))
     spaced = "  " in text.strip()
+    lead = _bold_lead(spans) if not bold else ""
     chars = sum(weights.values())
     # Italic when nearly every character is: a ligature or a symbol in an upright font does not unmake it.
     italic = italic_chars >= ITALIC_SHARE * chars
@@ -149,7 +159,28 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
         mono=mono,
         small_caps=small_caps_chars > chars / 2,
         font=max(fonts, key=fonts.__getitem__),
+        bold_lead=lead,
     )
+
+
+def _bold_lead(spans: list[dict[str, Any]]) -> str:
+    """The text of ``spans`` up to the end of their first bold run, when plain text follows it; the run
+    may follow a section number set in the body's font ("2.1.")."""
+    taken: list[str] = []
+    seen_bold = False
+    for span in spans:
+        piece = span["text"]
+        if not piece.strip():
+            taken.append(piece)
+            continue
+        if span["flags"] & 16 or _font_style(span["font"])[0]:
+            seen_bold = True
+        elif seen_bold:
+            return " ".join("".join(taken).split())  # plain text after the bold run
+        elif taken or _PLAIN_NUMBER.match(piece) is None:
+            return ""  # the line does not open with its bold run
+        taken.append(piece)
+    return ""
 
 
 def _line_from_span(span: dict[str, Any], block: int) -> Line | None:

@@ -666,6 +666,44 @@ def _run_in_headings(
     }
 
 
+# A bold run-in title led by a subsection number: "2.1. High-degree centrality." (its number, its words).
+_NUMBERED_RUN_IN = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})+)\.?\s+([A-Z0-9].{0,118}?[.:])$")
+_LEADING_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)\.?\s")
+
+
+def _numbered_run_in(
+    pages: Sequence[PageLines], running: dict[tuple[int, int], str], texts: dict[tuple[int, int], str]
+) -> dict[tuple[int, int], str]:
+    """Bold titles run into their text, led by a subsection number: "2.1. **High-degree centrality.** In
+    this method..." (LaTeX's run-in subsections and paragraphs).
+
+    A line opening its unit whose bold run, after the number, ends in a period or a colon and is followed
+    by plain text, is the heading "2.1. High-degree centrality." when the number's parent ("2") numbers a
+    heading already found or another such title, and the document has three such titles or more (a
+    numbered series, not a bold term in a numbered list).
+
+    Returns:
+        ``(page position, line position) -> heading text`` (the rest of the line is the paragraph's).
+    """
+    candidates: dict[tuple[int, int], tuple[str, str]] = {}
+    for where, page in enumerate(pages):
+        lines = page.lines
+        for position, line in enumerate(lines):
+            if not line.bold_lead or (where, position) in running or (where, position) in texts:
+                continue
+            opens = position == 0 or lines[position - 1].block != line.block
+            if not opens and not lines[position - 1].text.endswith((".", ":")):
+                continue
+            match = _NUMBERED_RUN_IN.match(line.bold_lead)
+            if match is not None and len(match.group(2).split()) <= TITLE_WORDS:
+                candidates[(where, position)] = (match.group(1), line.bold_lead)
+    if len(candidates) < SERIES_NUMBERS:
+        return {}
+    numbers = {number for number, _ in candidates.values()}
+    numbers.update(found.group(1) for text in texts.values() if (found := _LEADING_NUMBER.match(text)))
+    return {key: title for key, (number, title) in candidates.items() if number.rsplit(".", 1)[0] in numbers}
+
+
 def _index_letters_in_series(
     groups: list[tuple[int, list[int]]], pages: Sequence[PageLines], body: float
 ) -> list[tuple[int, list[int]]]:
@@ -736,6 +774,7 @@ def detect_headings(
         for where, members in groups
     }
     run_in = _run_in_headings(pages, running, set(texts), page_count)
+    run_in.update(_numbered_run_in(pages, running, texts))
     groups = sorted(
         [*groups, *((where, [position]) for where, position in run_in)], key=lambda g: (g[0], g[1])
     )
