@@ -686,3 +686,61 @@ def test_one_picture_shown_small_and_large_is_kept_at_each_size(tmp_path: Path) 
     small, large = sorted(size for _, size, _ in pictures_of(path))
     assert abs(small[0] - 100 * MAX_PICTURE_DPI / 72) <= 10 and small[0] == small[1]  # 300 dpi of 100 pt
     assert large == (1500, 1500)  # 200 dpi of 540 pt: whole, not the thumbnail's size
+
+
+def _coloured_png(colour: tuple[int, int, int], size: tuple[int, int] = (64, 64)) -> bytes:
+    buffer = io.BytesIO()
+    Image.new("RGB", size, colour).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def _colour_at_each_box(path: Path) -> list[tuple[tuple[int, ...] | None, tuple[int, ...]]]:
+    """Each image node's box with the colour of its picture, in page order."""
+    found = []
+    for node in build_index(path, strategy="text").pages[0].nodes:
+        if isinstance(node, ImageNode) and node.image_data is not None:
+            with Image.open(io.BytesIO(node.image_data)) as picture:
+                found.append((node.bbox, picture.convert("RGB").getpixel((8, 8))))
+    return found
+
+
+def test_same_sized_pictures_on_a_page_turned_upside_down_keep_their_own_pixels(tmp_path: Path) -> None:
+    # The places the page's content gives are in the turned page's coordinates: compared as they are, the
+    # red picture at the top left and the blue one at the bottom right would swap.
+    document = pymupdf.open()
+    # (600 x 800 points: the two places are each other's turned about the page's centre.)
+    page = text_page(document, "A page turned upside down with two photographs on it.", width=600, height=800)
+    page.insert_image(pymupdf.Rect(50, 100, 250, 200), stream=_coloured_png((255, 0, 0), (200, 100)))
+    page.insert_image(pymupdf.Rect(350, 600, 550, 700), stream=_coloured_png((0, 0, 255), (200, 100)))
+    page.set_rotation(180)
+    path = tmp_path / "turned.pdf"
+    document.save(path)
+
+    shown = dict(_colour_at_each_box(path))
+    with pymupdf.open(path) as source:
+        turned = source[0]
+        for box, colour in shown.items():
+            assert box is not None
+            clip = pymupdf.Rect(box) * turned.rotation_matrix
+            pixmap = turned.get_pixmap(clip=clip)
+            assert pixmap.pixel(pixmap.width // 2, pixmap.height // 2) == colour  # what the page shows there
+    assert sorted(shown.values()) == [(0, 0, 255), (255, 0, 0)]
+
+
+def test_many_same_sized_pictures_are_told_apart_by_hashing(tmp_path: Path) -> None:
+    # Beyond NAMED_PLACES candidates, one pass over the page's content per picture costs more than hashing.
+    document = pymupdf.open()
+    page = text_page(document, "A contact sheet of twelve small photographs.")
+    colours = [(20 * number, 255 - 20 * number, 100) for number in range(12)]
+    for number, colour in enumerate(colours):
+        left, top = 60 + 120 * (number % 4), 100 + 120 * (number // 4)
+        page.insert_image(pymupdf.Rect(left, top, left + 100, top + 100), stream=_coloured_png(colour))
+    path = tmp_path / "sheet.pdf"
+    document.save(path)
+
+    shown = _colour_at_each_box(path)
+    assert len(shown) == 12
+    for box, colour in shown:
+        assert box is not None
+        number = (box[0] - 60) // 120 + 4 * ((box[1] - 100) // 120)
+        assert colour == colours[number]

@@ -144,3 +144,44 @@ def test_a_picture_file_of_a_later_versions_kind_is_said_to_be_that_releases(tmp
     (index / "document.json").write_text(json.dumps(saved), encoding="utf-8")
     with pytest.raises(IndexFormatError, match=r"format_version '1\.9', written by a later release"):
         load_index(index)
+
+
+def jpeg_segments(data: bytes) -> list[bytes]:
+    """A JPEG's marker segments up to its scan (the scan and what follows as the last one)."""
+    position, out = 2, []
+    while position < len(data):
+        if data[position + 1] == 0xDA:
+            out.append(data[position:])
+            break
+        length = int.from_bytes(data[position + 2 : position + 4], "big")
+        out.append(data[position : position + 2 + length])
+        position += 2 + length
+    return out
+
+
+def test_a_jpeg_turned_by_exif_after_its_frame_header_or_of_12_bits_is_not_kept(tmp_path: Path) -> None:
+    parts = jpeg_segments(photo())
+    frame = next(k for k, part in enumerate(parts) if part[1] == 0xC0)
+    exif = Image.Exif()
+    exif[0x0112] = 6
+    block = exif.tobytes()
+    body = block if block.startswith(b"Exif") else b"Exif\x00\x00" + block
+    app1 = b"\xff\xe1" + (len(body) + 2).to_bytes(2, "big") + body
+    # Browsers and PIL read an EXIF segment wherever it stands before the scan, and turn the picture.
+    late = b"\xff\xd8" + b"".join([*parts[: frame + 1], app1, *parts[frame + 1 :]])
+    assert Image.open(io.BytesIO(late)).getexif().get(0x0112) == 6
+    node = the_image(pdf_with(tmp_path, late))
+    assert node.image_data is not None and node.image_data.startswith(PNG_MAGIC)
+    with Image.open(io.BytesIO(node.image_data)) as picture:
+        assert picture.size == (240, 160)  # as the page shows it
+
+    # A 12-bit frame (precision 12 in an extended frame header) under /BitsPerComponent 8: not a JPEG a
+    # browser opens; it is never kept as it is (MuPDF cannot decode it either: it is left out, warned).
+    header = bytearray(parts[frame])
+    header[1], header[4] = 0xC1, 12
+    twelve = b"\xff\xd8" + b"".join([*parts[:frame], bytes(header), *parts[frame + 1 :]])
+    document = build_index(pdf_with(tmp_path, twelve), strategy="text")
+    assert not any(
+        isinstance(node, ImageNode) and (node.image_data or b"").startswith(b"\xff\xd8")
+        for node in document.pages[0].nodes
+    )

@@ -1419,7 +1419,13 @@ def run_in_line(sheet: Sheet, label: str, title: str, text: str) -> None:
     sheet.y += 13
 
 
-def write_run_in_subsections(path: Path, *, labels: tuple[str, ...], parent: str | None) -> Path:
+def write_run_in_subsections(
+    path: Path,
+    *,
+    labels: tuple[str, ...],
+    parent: str | None,
+    titles: tuple[str, ...] = ("High-degree centrality.", "Closeness centrality.", "Betweenness centrality."),
+) -> Path:
     """A body page, then a section heading ``parent`` (none when None) over three paragraphs, each opened by
     a bold title run into its text and led by one of ``labels``."""
     document = pymupdf.open()
@@ -1427,7 +1433,6 @@ def write_run_in_subsections(path: Path, *, labels: tuple[str, ...], parent: str
     sheet = Sheet(document)
     if parent is not None:
         sheet.line(parent, size=14, font="hebo", pitch=22)
-    titles = ("High-degree centrality.", "Closeness centrality.", "Betweenness centrality.")
     for number, (label, title) in enumerate(zip(labels, titles, strict=True)):
         run_in_line(sheet, label, title, "In this method the nodes with the highest degree are")
         sheet.paragraph(prose(number, 2))
@@ -1457,6 +1462,7 @@ def test_a_bold_title_run_into_its_text_after_a_subsection_number_is_a_heading(t
         (("2.1.", "2.2.", "2.3."), None),  # no section "2" above them: bold terms of numbered paragraphs
         (("5.1.", "5.2.", "5.3."), "2 Measures"),  # their parent is no heading of the document
         (("1.", "2.", "3."), "2 Measures"),  # a numbered list whose items open with a bold term
+        (("2.1.", "7.3.", "9.4."), "2 Measures"),  # one has its parent: a series of one is none
     ],
 )
 def test_bold_run_in_titles_without_a_numbered_parent_stay_paragraphs(
@@ -1465,6 +1471,20 @@ def test_bold_run_in_titles_without_a_numbered_parent_stay_paragraphs(
     path = write_run_in_subsections(tmp_path / "paper.pdf", labels=labels, parent=parent)
 
     assert not any("centrality" in text for text in heading_texts(build(path)))
+
+
+@pytest.mark.parametrize(
+    "titles",
+    [("Note:", "Warning:", "Caution:"), ("Definition.", "Lemma.", "Theorem.")],
+)
+def test_numbered_notes_and_statements_in_bold_are_not_titles(
+    tmp_path: Path, titles: tuple[str, ...]
+) -> None:
+    path = write_run_in_subsections(
+        tmp_path / "manual.pdf", labels=("2.1.", "2.2.", "2.3."), parent="2 Measures", titles=titles
+    )
+
+    assert heading_texts(build(path)) == ["2 Measures"]
 
 
 def span_line(*pieces: tuple[str, str]) -> dict[str, object]:
@@ -1506,6 +1526,8 @@ def test_a_lines_bold_opening_is_its_bold_lead() -> None:
         [span_line(("In this", "CMR10"), (" bold", "CMBX10"), (" text", "CMR10"))], 0, 612, 792
     ).lines
     assert plain.bold_lead == ""  # a bold word inside a sentence opens nothing
+    (spaced,) = lines_from_blocks([span_line((" ", "CMR10"), *pieces)], 0, 612, 792).lines
+    assert spaced.bold_lead == "2.1. High-degree centrality."  # a space set before the number changes nothing
 
 
 # -- 20. two-column pages ----------------------------------------------------------------------------------

@@ -1,11 +1,11 @@
 """The version of the page index format: what each version added, which ones this release reads, and the one
 place where a document of an older version is brought up to date.
 
-Versions are ``"MAJOR.MINOR"``. A minor version only adds optional fields, so a document of any 1.x version
-is read: an older one gets the fields it lacks at their defaults, and a newer one loses the fields this
-release does not know (an index of a newer minor version that uses new values of known fields, such as a new
-node type, fails validation, and ``load_index`` then says that a newer release wrote it). Another major
-version is refused.
+Versions are ``"MAJOR.MINOR"``. A minor version only adds optional fields or new values, so a document of
+any 1.x version is read: an older one gets the fields it lacks at their defaults, and a newer one loses the
+fields this release does not know (an index of a newer minor version that uses new values of known fields,
+such as a new node type or 1.3's JPEG picture files for a 1.2 release, is refused, and ``load_index`` then
+says that a newer release wrote it). Another major version is refused.
 """
 
 from __future__ import annotations

@@ -10,8 +10,8 @@ of the text's line boxes, rounded outward. Section nodes have none: a section is
 order, and its heading carries the position.
 
 A ``Document`` checks its integrity whenever it is validated: ids unique and safe as file names (node ids
-name ``images/<id>.png``), references that resolve (node parents are sections, TOC entries point at entries,
-sections and pages that exist), parent chains without cycles.
+name ``images/<id>.png`` or ``.jpg``), references that resolve (node parents are sections, TOC entries
+point at entries, sections and pages that exist), parent chains without cycles.
 """
 
 from __future__ import annotations

@@ -296,8 +296,8 @@ def save_index(document: Document, output: str | os.PathLike[str], *, overwrite:
     Raises:
         OutputExistsError: ``output`` exists and is not recognisably a page index: only an empty
             directory, or a ``*.pageindex`` directory holding nothing but ``document.json`` and
-            ``images/*.png``, is replaced. Nothing else is ever deleted. Also when ``output`` holds the
-            index of another source file, without ``overwrite=True``.
+            ``images/*.png`` and ``*.jpg``, is replaced. Nothing else is ever deleted. Also when ``output``
+            holds the index of another source file, without ``overwrite=True``.
         OutputWriteError: the index cannot be written (a read-only folder, index or file system, a full
             disk; ``errno`` is the system's, the ``OSError`` its ``__cause__``): an index already there
             is left as it was, and no staging or new folder is left behind.

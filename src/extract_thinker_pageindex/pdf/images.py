@@ -1,5 +1,6 @@
 """Drawing PDF pages and pictures with PyMuPDF, bounded: every page image and picture decoded or drawn is
-limited by pixels and by side, and encoded as PNG.
+limited by pixels and by side, and encoded as PNG; a plain JPEG picture kept whole is kept as the PDF
+embeds it.
 
 Call these while holding ``PYMUPDF_LOCK``."""
 
@@ -410,10 +411,12 @@ def _colour_components(document: Any, space: tuple[str, str]) -> int | None:
 
 
 def _jpeg_frame(data: bytes) -> tuple[int, int, int] | None:
-    """``(width, height, components)`` of a plain JPEG frame, or None for anything else (another frame
-    type, an EXIF orientation that turns the picture, a broken stream)."""
+    """``(width, height, components)`` of a plain 8-bit JPEG frame, read up to its scan, or None for
+    anything else (another frame type or precision, an EXIF orientation that turns the picture, wherever
+    it stands before the scan, a broken stream)."""
     if data[:2] != b"\xff\xd8":
         return None
+    frame: tuple[int, int, int] | None = None
     position = 2
     while position + 4 <= len(data):
         if data[position] != 0xFF:
@@ -422,6 +425,10 @@ def _jpeg_frame(data: bytes) -> tuple[int, int, int] | None:
         if marker == 0xFF:  # fill byte
             position += 1
             continue
+        if marker == 0xDA:  # the scan: every marker a decoder reads has been seen
+            return frame
+        if marker == 0xD9:
+            return None
         length = int.from_bytes(data[position + 2 : position + 4], "big")
         segment = data[position + 4 : position + 2 + length]
         if (
@@ -431,13 +438,12 @@ def _jpeg_frame(data: bytes) -> tuple[int, int, int] | None:
         ):
             return None  # turned by its EXIF orientation, which browsers follow and PDF viewers do not
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
-            if marker not in _PLAIN_FRAMES or len(segment) < 6:
+            if frame is not None or marker not in _PLAIN_FRAMES or len(segment) < 6 or segment[0] != 8:
+                return None  # a second frame, or arithmetic, lossless, 12-bit... JPEG
+            components = segment[5]
+            if components not in (1, 3):
                 return None
-            height = int.from_bytes(segment[1:3], "big")
-            width = int.from_bytes(segment[3:5], "big")
-            return (width, height, segment[5]) if segment[5] in (1, 3) else None
-        if marker in (0xD9, 0xDA):  # the end, or the scan before any frame header
-            return None
+            frame = (int.from_bytes(segment[3:5], "big"), int.from_bytes(segment[1:3], "big"), components)
         position += 2 + length
     return None
 

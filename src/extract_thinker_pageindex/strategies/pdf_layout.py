@@ -177,7 +177,7 @@ def _bold_lead(spans: list[dict[str, Any]]) -> str:
             seen_bold = True
         elif seen_bold:
             return " ".join("".join(taken).split())  # plain text after the bold run
-        elif taken or _PLAIN_NUMBER.match(piece) is None:
+        elif any(earlier.strip() for earlier in taken) or _PLAIN_NUMBER.match(piece) is None:
             return ""  # the line does not open with its bold run
         taken.append(piece)
     return ""

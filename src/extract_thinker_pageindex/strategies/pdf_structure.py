@@ -669,6 +669,12 @@ def _run_in_headings(
 # A bold run-in title led by a subsection number: "2.1. High-degree centrality." (its number, its words).
 _NUMBERED_RUN_IN = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})+)\.?\s+([A-Z0-9].{0,118}?[.:])$")
 _LEADING_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)\.?\s")
+# What opens a numbered note or a numbered statement, not a title: "3.1 **Note:**", "2.1. **Definition.**".
+_RUN_IN_LABEL = re.compile(
+    r"^(?:note|notes|warning|caution|danger|important|tip|hint|definition|lemma|theorem|proposition|"
+    r"corollary|remark|example|proof|claim|conjecture|assumption|hypothesis|exercise|problem|solution)\b",
+    re.IGNORECASE,
+)
 
 
 def _numbered_run_in(
@@ -680,7 +686,8 @@ def _numbered_run_in(
     A line opening its unit whose bold run, after the number, ends in a period or a colon and is followed
     by plain text, is the heading "2.1. High-degree centrality." when the number's parent ("2") numbers a
     heading already found or another such title, and the document has three such titles or more (a
-    numbered series, not a bold term in a numbered list).
+    numbered series, not a bold term in a numbered list); a numbered note or statement ("3.1 **Note:**",
+    "2.1. **Definition.**") is none.
 
     Returns:
         ``(page position, line position) -> heading text`` (the rest of the line is the paragraph's).
@@ -695,13 +702,16 @@ def _numbered_run_in(
             if not opens and not lines[position - 1].text.endswith((".", ":")):
                 continue
             match = _NUMBERED_RUN_IN.match(line.bold_lead)
-            if match is not None and len(match.group(2).split()) <= TITLE_WORDS:
+            if (
+                match is not None
+                and len(match.group(2).split()) <= TITLE_WORDS
+                and _RUN_IN_LABEL.match(match.group(2)) is None
+            ):
                 candidates[(where, position)] = (match.group(1), line.bold_lead)
-    if len(candidates) < SERIES_NUMBERS:
-        return {}
     numbers = {number for number, _ in candidates.values()}
     numbers.update(found.group(1) for text in texts.values() if (found := _LEADING_NUMBER.match(text)))
-    return {key: title for key, (number, title) in candidates.items() if number.rsplit(".", 1)[0] in numbers}
+    kept = {key: title for key, (number, title) in candidates.items() if number.rsplit(".", 1)[0] in numbers}
+    return kept if len(kept) >= SERIES_NUMBERS else {}
 
 
 def _index_letters_in_series(

@@ -492,21 +492,29 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
     return found
 
 
+#: At most this many pictures of one size on a page are told apart by their places (see ``_placed_by_name``).
+NAMED_PLACES = 8
+
+
 def _placed_by_name(
     pdf_page: Any, listed: list[Any], infos: list[dict[str, Any]], ambiguous: set[tuple[int, int]]
 ) -> dict[int, int] | None:
     """The xref of each placement in ``infos`` whose pixel size is ``ambiguous``, told by where the page's
     content draws each candidate picture (``get_image_bbox`` filters the content stream: nothing is
-    decoded); ``None`` when that cannot tell them all (a candidate drawn inside a form, or drawn twice)."""
+    decoded); ``None`` when that cannot tell them all (a candidate drawn inside a form, or drawn twice), or
+    when there are more than ``NAMED_PLACES`` candidates (each is one pass over the page's content: hashing
+    small pictures is then cheaper)."""
     candidates = [item for item in listed if (item[2], item[3]) in ambiguous]
-    if any(item[-1] != 0 for item in candidates):
-        return None  # drawn by a form: its place is not in the page's own content
+    if len(candidates) > NAMED_PLACES or any(item[-1] != 0 for item in candidates):
+        return None  # too many, or drawn by a form: its place is not in the page's own content
+    # get_image_bbox answers in the page's turned coordinates, get_image_info in its own.
+    unturn = pdf_page.derotation_matrix
     places = []
     for item in candidates:
         rect = pdf_page.get_image_bbox(item)
         if rect.is_empty or rect.is_infinite:
             return None
-        places.append((item[0], tuple(rect)))
+        places.append((item[0], tuple(rect * unturn if pdf_page.rotation else rect)))
     named: dict[int, int] = {}
     for position, info in enumerate(infos):
         if (info["width"], info["height"]) not in ambiguous:
@@ -676,13 +684,14 @@ def _parse_pdf_text(
         decorative = {xref for xref, count in usage.items() if count >= max(3, 0.25 * len(read))}
         # Each picture is decoded once for each size it is kept at (300 dpi of its place: a thumbnail and
         # the same picture shown large elsewhere are two sizes).
-        cache: dict[tuple[int, int, int], bytes | None] = {}
+        cache: dict[tuple[int, int, int, bool], bytes | None] = {}
         for page, places, page_extras in zip(read, image_places, extras, strict=True):
             for place in places:
                 if place.xref in decorative:
                     continue
                 scale = picture_scale(place.width, place.height, place.box)
-                size = (place.xref, round(place.width * scale), round(place.height * scale))
+                # (Kept whole or reduced: a JPEG may be kept as it is only when whole.)
+                size = (place.xref, round(place.width * scale), round(place.height * scale), scale == 1)
                 if size not in cache:
                     # A JPEG kept whole is kept as the PDF holds it (nothing decoded or encoded).
                     whole = scale == 1 and fits_whole(place.width, place.height)
