@@ -86,6 +86,14 @@ def _without_tex_bold(original: Callable[[str], tuple[bool, ...]]) -> Callable[[
     return style
 
 
+def _page_wide_only(original: Callable[..., bool]) -> Callable[..., bool]:
+    # Running text after a title judged against the page's width, as before column pages counted.
+    def introduces(page: Any, after: int, body: float, columns: Any = ()) -> bool:
+        return original(page, after, body)
+
+    return introduces
+
+
 NEVER = re.compile(r"(?!)")
 
 ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
@@ -129,6 +137,9 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no label line over its title": [(pdf_structure, "_LABEL_LINE", NEVER)],
     "no titles run into their text": [(pdf_structure, "_run_in_headings", lambda *args: {})],
     "no numbered bold titles run into their text": [(pdf_structure, "_numbered_run_in", lambda *args: {})],
+    "no column-wide running text": [
+        (pdf_structure, "_introduces_text", _page_wide_only(pdf_structure._introduces_text))
+    ],
     "no TeX bold font names": [(pdf_layout, "_font_style", _without_tex_bold(pdf_layout._font_style))],
     "no index letters": [(pdf_structure, "_INDEX_LETTER", NEVER)],
     "no titles ending in a colon": [(pdf_structure, "_colon_title", lambda *args: False)],

@@ -1533,16 +1533,22 @@ def test_a_lines_bold_opening_is_its_bold_lead() -> None:
 # -- 20. two-column pages ----------------------------------------------------------------------------------
 
 
+def column_text(page: pymupdf.Page, x: float, y: float, text: str, lines: int) -> float:
+    """At most ``lines`` lines of ``text`` wrapped to a column at ``x`` from baseline ``y``, 10 pt every
+    13 pt; returns the baseline after them."""
+    for part in textwrap.wrap(text, COLUMN_CHARS)[:lines]:
+        page.insert_text((x, y), part, fontsize=10, fontname="helv")
+        y += 13
+    return y
+
+
 def write_paper_page(path: Path, *, beside: str, stamp: bool = False, right_lines: int = 12) -> Path:
     """A two-column paper's page: running text in both columns, a bold "3.2 Dataset Construction" in the
     left column, and ``beside`` on its band in the right column ("short": a paragraph's last line;
     "table": a table row of figures). ``stamp``: arXiv's identifier set on end in the left margin."""
     document = pymupdf.open()
     page = document.new_page()
-    y = 80.0
-    for text in textwrap.wrap(prose(0, 4), COLUMN_CHARS)[:8]:
-        page.insert_text((LEFT_COLUMN, y), text, fontsize=10, fontname="helv")
-        y += 13
+    y = column_text(page, LEFT_COLUMN, 80.0, prose(0, 4), 8)
     title_y = y + 14
     page.insert_text((LEFT_COLUMN, title_y), "3.2 Dataset Construction", fontsize=11, fontname="hebo")
     y = title_y + 16
@@ -1595,6 +1601,31 @@ def test_a_title_beside_the_other_columns_text_of_a_two_column_page_is_a_heading
         assert [line.bbox[3] - line.bbox[1] > 100 for line in shares_band] == [True]  # the stamp alone
 
     assert ("3.2 Dataset Construction" in heading_texts(build(path))) is is_heading
+
+
+def write_paper_references(path: Path, *, title_font: str) -> Path:
+    """A two-column paper's last page: running text in both columns, then in the left column a title in
+    ``title_font`` alone over a reference list set smaller, one entry a line, each its own unit (as wide as
+    the column, not as much of the page)."""
+    document = pymupdf.open()
+    page = document.new_page()
+    y = column_text(page, LEFT_COLUMN, 80.0, prose(0, 4), 8) + 14
+    page.insert_text((LEFT_COLUMN, y), "References", fontsize=10, fontname=title_font)
+    y += 22
+    for number in range(4):
+        entry = f"[{number + 1}] A. Author, B. Writer, A study of things, J. Res. {number + 3} (2019) 1-9."
+        page.insert_text((LEFT_COLUMN, y), entry, fontsize=8, fontname="helv")
+        y += 20
+    column_text(page, RIGHT_COLUMN, 80.0, prose(8, 8), 12)
+    return save(document, path.parent, path.name)
+
+
+def test_a_weak_title_over_a_list_as_wide_as_its_column_heads_it(tmp_path: Path) -> None:
+    # An italic "References" over one-line entries: each entry is running text as wide as its column,
+    # which on a two-column page is under half of the page.
+    path = write_paper_references(tmp_path / "paper.pdf", title_font="heit")
+
+    assert heading_texts(build(path)) == ["References"]
 
 
 # -- 21. titles over several lines -------------------------------------------------------------------------

@@ -290,9 +290,12 @@ def _heads_its_unit(last: Line, following: Line, extent: tuple[float, float]) ->
     return last.bbox[2] < right - 0.15 * (right - left) and (first.isupper() or first.isdigit())
 
 
-def _introduces_text(page: PageLines, after: int, body: float) -> bool:
+def _introduces_text(
+    page: PageLines, after: int, body: float, columns: Sequence[tuple[float, float]] = ()
+) -> bool:
     """Whether the unit starting at line ``after`` is running text: body type, no cue of its own, and a
-    paragraph (two lines or more, or a line across much of the page)."""
+    paragraph (two lines or more, or a line across much of the page, or of its column on a page set in
+    ``columns``)."""
     lines = page.lines
     if after >= len(lines):
         return False
@@ -300,7 +303,8 @@ def _introduces_text(page: PageLines, after: int, body: float) -> bool:
     if heading_cue(first, body) is not None or first.max_gap > 2 * first.size:
         return False
     unit = [line for line in lines[after : after + 3] if line.block == first.block]
-    return len(unit) >= 2 or first.bbox[2] - first.bbox[0] >= 0.4 * page.width
+    width = next((right - left for left, right in columns if left - 2 <= first.bbox[0] <= right), page.width)
+    return len(unit) >= 2 or first.bbox[2] - first.bbox[0] >= 0.4 * width
 
 
 def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
@@ -550,7 +554,7 @@ def _page_heading_groups(
         # Such a title is short: a dozen words (longer lines in italics are quotations and citations).
         weak = heading_cue(line, body) not in FONT_CUES and (
             (follows and not _heads_its_unit(lines[after - 1], lines[after], extent[line.block]))
-            or not _introduces_text(page, after, body)
+            or not _introduces_text(page, after, body, columns)
             or (
                 heading_cue(line, body) in ("italic", "font")
                 and sum(len(lines[member].text.split()) for member in members) > WEAK_TITLE_WORDS
@@ -561,7 +565,7 @@ def _page_heading_groups(
         last = lines[members[-1]]
         if last.text.endswith(":") and not _LABEL_LINE.match(last.text):
             subtitle = after < len(lines) and lines[after].text.endswith(":") and candidate(after)
-            weak = weak or follows or not (_introduces_text(page, after, body) or subtitle)
+            weak = weak or follows or not (_introduces_text(page, after, body, columns) or subtitle)
         if (
             not bold_paragraph
             and not weak
