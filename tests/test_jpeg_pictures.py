@@ -114,8 +114,9 @@ def test_other_jpeg_pictures_become_pngs(
         buffer = io.BytesIO()
         Image.new("L", (240, 160), 128).save(buffer, "PNG")
         alpha = buffer.getvalue()
-    # A JPEG of four components that its dictionary calls RGB: the stream's own frame says otherwise.
-    keys = {"ColorSpace": "/DeviceRGB"} if mask == "as RGB" else None
+    # A JPEG of four components that its dictionary calls RGB (without CMYK's decode array): the stream's
+    # own frame says otherwise.
+    keys = {"ColorSpace": "/DeviceRGB", "Decode": "null"} if mask == "as RGB" else None
     path = pdf_with(tmp_path, jpeg, rect=rect, mask=alpha, keys=keys)
 
     node = the_image(path)

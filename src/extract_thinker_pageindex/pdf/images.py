@@ -34,6 +34,7 @@ __all__ = [
     "fit_scale",
     "fits_whole",
     "page_matrix",
+    "picture_bytes",
     "picture_png",
     "picture_scale",
     "pixmap_png",
@@ -301,6 +302,20 @@ def _bilevel(document: Any, xref: int) -> bool:
     return (kind == "int" and value == "1") or document.xref_get_key(xref, "ImageMask")[1] == "true"
 
 
+def picture_bytes(
+    document: Any, xref: int, *, width: int, height: int, page: Any, clip: Sequence[float], name: str
+) -> bytes | None:
+    """A picture embedded in a PDF as the bytes an index keeps (call while holding ``PYMUPDF_LOCK``): a
+    plain JPEG kept whole (not finer than ``MAX_PICTURE_DPI`` of its place, within the limits) as the PDF
+    embeds it (:func:`embedded_jpeg`), anything else as :func:`picture_png` makes it. The arguments and
+    the warnings are :func:`picture_png`'s."""
+    if picture_scale(width, height, clip) == 1 and fits_whole(width, height):
+        jpeg = embedded_jpeg(document, xref, width=width, height=height)
+        if jpeg is not None:
+            return jpeg
+    return picture_png(document, xref, width=width, height=height, page=page, clip=clip, name=name)
+
+
 def picture_png(
     document: Any, xref: int, *, width: int, height: int, page: Any, clip: Sequence[float], name: str
 ) -> bytes | None:
@@ -347,7 +362,7 @@ def picture_png(
             f"{name}: the picture on page {page.number + 1} ({width} x {height} pixels, object {xref}) "
             f"cannot be read ({exc}); it is left out of the index, and the page's text is kept.",
             PageIndexWarning,
-            stacklevel=3,
+            stacklevel=4,  # past picture_bytes, to the strategy
         )
         return None
 
@@ -440,10 +455,7 @@ def _jpeg_frame(data: bytes) -> tuple[int, int, int] | None:
         if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
             if frame is not None or marker not in _PLAIN_FRAMES or len(segment) < 6 or segment[0] != 8:
                 return None  # a second frame, or arithmetic, lossless, 12-bit... JPEG
-            components = segment[5]
-            if components not in (1, 3):
-                return None
-            frame = (int.from_bytes(segment[3:5], "big"), int.from_bytes(segment[1:3], "big"), components)
+            frame = (int.from_bytes(segment[3:5], "big"), int.from_bytes(segment[1:3], "big"), segment[5])
         position += 2 + length
     return None
 

@@ -192,6 +192,14 @@ def _column_page(page: PageLines) -> list[tuple[float, float]]:
     return [(0.0, middle), (middle, page.width)] if left >= COLUMN_LINES and right >= COLUMN_LINES else []
 
 
+def _column_of(
+    line: Line, page: PageLines, columns: Sequence[tuple[float, float]]
+) -> tuple[float, float] | None:
+    """The column of ``columns`` a line stands in (its left edge within the column's span), if any."""
+    margin = page.width * 0.02
+    return next((span for span in columns if span[0] - margin <= line.bbox[0] < span[1]), None)
+
+
 def _is_table_row(line: Line, page: PageLines, columns: Sequence[tuple[float, float]] = ()) -> bool:
     """Other text beside the line on the same band: a row of a table or statement, not a heading.
     Running text of the other column of a two-column page does not count; on a page set in ``columns``
@@ -199,8 +207,7 @@ def _is_table_row(line: Line, page: PageLines, columns: Sequence[tuple[float, fl
     table's row there is no cell of this line); nor does text running up or down the page."""
     height = line.bbox[3] - line.bbox[1]
     middle, margin = page.width / 2, page.width * 0.02
-    # The column the line stands in (its left edge within the column's span).
-    own = next((span for span in columns if span[0] - margin <= line.bbox[0] < span[1]), None)
+    own = _column_of(line, page, columns)
     for other in page.lines:
         if other is line or other.bbox[3] - other.bbox[1] > ON_END * other.size:
             continue  # (text set on end, as arXiv's stamp in the margin, stands beside every line)
@@ -303,7 +310,8 @@ def _introduces_text(
     if heading_cue(first, body) is not None or first.max_gap > 2 * first.size:
         return False
     unit = [line for line in lines[after : after + 3] if line.block == first.block]
-    width = next((right - left for left, right in columns if left - 2 <= first.bbox[0] <= right), page.width)
+    own = _column_of(first, page, columns)
+    width = own[1] - own[0] if own is not None else page.width
     return len(unit) >= 2 or first.bbox[2] - first.bbox[0] >= 0.4 * width
 
 
@@ -650,8 +658,7 @@ def _run_in_headings(
             label = _LABEL_WORD.match(line.text)
             if label is None or (where, position) in running:
                 continue
-            opens = position == 0 or lines[position - 1].block != line.block
-            if not opens and not lines[position - 1].text.endswith((".", ":")):
+            if not _starts_text(lines, position):
                 continue
             if end is None:
                 # The entries of a printed contents page ("Item 1. Business. 4") are not its titles.
@@ -672,13 +679,22 @@ def _run_in_headings(
 
 # A bold run-in title led by a subsection number: "2.1. High-degree centrality." (its number, its words).
 _NUMBERED_RUN_IN = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})+)\.?\s+([A-Z0-9].{0,118}?[.:])$")
-_LEADING_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)\.?\s")
 # What opens a numbered note or a numbered statement, not a title: "3.1 **Note:**", "2.1. **Definition.**".
 _RUN_IN_LABEL = re.compile(
     r"^(?:note|notes|warning|caution|danger|important|tip|hint|definition|lemma|theorem|proposition|"
     r"corollary|remark|example|proof|claim|conjecture|assumption|hypothesis|exercise|problem|solution)\b",
     re.IGNORECASE,
 )
+
+
+def _starts_text(lines: Sequence[Line], position: int) -> bool:
+    """Whether the line at ``position`` opens its unit or follows a finished sentence (where a title run
+    into its text may stand)."""
+    return (
+        position == 0
+        or lines[position - 1].block != lines[position].block
+        or lines[position - 1].text.endswith((".", ":"))
+    )
 
 
 def _numbered_run_in(
@@ -702,8 +718,7 @@ def _numbered_run_in(
         for position, line in enumerate(lines):
             if not line.bold_lead or (where, position) in running or (where, position) in texts:
                 continue
-            opens = position == 0 or lines[position - 1].block != line.block
-            if not opens and not lines[position - 1].text.endswith((".", ":")):
+            if not _starts_text(lines, position):
                 continue
             match = _NUMBERED_RUN_IN.match(line.bold_lead)
             if (
@@ -713,7 +728,7 @@ def _numbered_run_in(
             ):
                 candidates[(where, position)] = (match.group(1), line.bold_lead)
     numbers = {number for number, _ in candidates.values()}
-    numbers.update(found.group(1) for text in texts.values() if (found := _LEADING_NUMBER.match(text)))
+    numbers.update(found[1].rstrip(".") for text in texts.values() if (found := _SECTION_NUMBER.match(text)))
     kept = {key: title for key, (number, title) in candidates.items() if number.rsplit(".", 1)[0] in numbers}
     return kept if len(kept) >= SERIES_NUMBERS else {}
 

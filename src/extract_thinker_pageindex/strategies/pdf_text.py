@@ -617,7 +617,7 @@ def _parse_pdf_text(
     progress: Progress | None,
     ocr: OcrSettings | None,
 ) -> PdfTextResult:
-    from ..pdf.images import embedded_jpeg, fits_whole, picture_png, picture_scale
+    from ..pdf.images import picture_bytes, picture_scale
     from ..pdf.opening import PYMUPDF_LOCK, open_pdf, pdf_errors
 
     with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
@@ -693,25 +693,18 @@ def _parse_pdf_text(
                 # (Kept whole or reduced: a JPEG may be kept as it is only when whole.)
                 size = (place.xref, round(place.width * scale), round(place.height * scale), scale == 1)
                 if size not in cache:
-                    # A JPEG kept whole is kept as the PDF holds it (nothing decoded or encoded).
-                    whole = scale == 1 and fits_whole(place.width, place.height)
-                    cache[size] = (
-                        embedded_jpeg(document, place.xref, width=place.width, height=place.height)
-                        if whole
-                        else None
+                    # A plain JPEG kept whole is the PDF's own bytes; anything else a bounded PNG (an
+                    # oversized picture drawn reduced; one that cannot be read left out with a warning, the
+                    # page keeping its text).
+                    cache[size] = picture_bytes(
+                        document,
+                        place.xref,
+                        width=place.width,
+                        height=place.height,
+                        page=document[page.index],
+                        clip=place.box,
+                        name=name,
                     )
-                    if cache[size] is None:
-                        # Bounded: an oversized picture is drawn reduced; one that cannot be read is left
-                        # out with a warning, and the page keeps its text.
-                        cache[size] = picture_png(
-                            document,
-                            place.xref,
-                            width=place.width,
-                            height=place.height,
-                            page=document[page.index],
-                            clip=place.box,
-                            name=name,
-                        )
                 picture = cache[size]
                 if picture is not None:
                     page_extras.nodes.append(
