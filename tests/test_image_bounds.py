@@ -538,10 +538,18 @@ def _two_small_pictures_and_an_oversized_one(tmp_path: Path, *, in_a_form: bool)
     return path
 
 
-def test_same_sized_pictures_drawn_by_the_page_are_told_apart_by_their_places(tmp_path: Path) -> None:
+@pytest.mark.parametrize("in_a_form", [False, True])
+def test_same_sized_pictures_are_told_apart_without_decoding_the_oversized_one(
+    tmp_path: Path, in_a_form: bool
+) -> None:
     # Two 64 x 64 pictures cannot be told apart by size; hashing them would decode every picture on the
-    # page, the oversized one whole. Where the page's content draws each tells them apart, decoding nothing.
-    path = _two_small_pictures_and_an_oversized_one(tmp_path, in_a_form=False)
+    # page, the oversized one whole. The picture objects MuPDF drew are found again by identity, whether
+    # the page's own content draws them or a form does (another PDF page shown on this one).
+    path = _two_small_pictures_and_an_oversized_one(tmp_path, in_a_form=in_a_form)
+    with pymupdf.open(path) as saved:  # the premise: two objects of one size, drawn by the page or a form
+        listed = saved[0].get_images(full=True)
+        assert sorted((item[2], item[3]) for item in listed) == [(64, 64), (64, 64), (12_000, 12_000)]
+        assert {item[-1] != 0 for item in listed if item[2] == 64} == {in_a_form}
 
     built = build_index(path, strategy="text")
 
@@ -556,18 +564,24 @@ def test_same_sized_pictures_drawn_by_the_page_are_told_apart_by_their_places(tm
     assert max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
 
 
-def test_same_sized_pictures_drawn_by_a_form_beside_an_oversized_one_are_not_hashed(tmp_path: Path) -> None:
-    # Drawn by a form, their places are not in the page's own content: telling them apart would mean
-    # hashing every picture on the page, the oversized one decoded whole. They are left out instead, and the
-    # oversized one is drawn reduced.
-    path = _two_small_pictures_and_an_oversized_one(tmp_path, in_a_form=True)
+def test_an_inline_picture_the_size_of_two_picture_objects_is_left_out_with_a_warning(tmp_path: Path) -> None:
+    # An inline picture (BI ... EI in the content) has no object to be found by; sharing its size with two
+    # different picture objects, it cannot be told from them.
+    path = _two_small_pictures_and_an_oversized_one(tmp_path, in_a_form=False)
+    document = pymupdf.open(path)
+    page = document[0]
+    inline = b"q 150 0 0 150 400 40 cm BI /W 64 /H 64 /CS /RGB /BPC 8 /F /AHx ID\n"
+    inline += (b"00ff00" * 64 * 64) + b">\nEI Q\n"
+    document.update_stream(page.get_contents()[-1], document.xref_stream(page.get_contents()[-1]) + inline)
+    document.save(tmp_path / "inline.pdf")
+    with pymupdf.open(tmp_path / "inline.pdf") as saved:  # the premise: MuPDF draws it, 64 x 64
+        shown = [info["bbox"] for info in saved[0].get_image_info() if info["width"] == 64]
+        assert len(shown) == 3 and pymupdf.Rect(shown[-1]).x0 == 400
 
-    with pytest.warns(PageIndexWarning, match="2 picture.s. on page 1 could not be told"):
-        built = build_index(path, strategy="text")
-    (image,) = [node for node in built.pages[0].nodes if isinstance(node, ImageNode)]
-    assert image.bbox is not None and image.bbox[1] == 300 and image.image_data is not None
-    width, height = png_size(image.image_data)
-    assert max(width, height) <= MAX_PICTURE_SIDE and width * height <= MAX_PICTURE_PIXELS
+    with pytest.warns(PageIndexWarning, match=r"1 picture\(s\) on page 1 could not be told from other"):
+        built = build_index(tmp_path / "inline.pdf", strategy="text")
+    boxes = [node.bbox for node in built.pages[0].nodes if isinstance(node, ImageNode)]
+    assert boxes[:2] == [(72, 100, 222, 250), (272, 100, 422, 250)] and len(boxes) == 3
 
 
 @pytest.mark.eval
@@ -727,8 +741,8 @@ def test_same_sized_pictures_on_a_page_turned_upside_down_keep_their_own_pixels(
     assert sorted(shown.values()) == [(0, 0, 255), (255, 0, 0)]
 
 
-def test_many_same_sized_pictures_are_told_apart_by_hashing(tmp_path: Path) -> None:
-    # Beyond NAMED_PLACES candidates, one pass over the page's content per picture costs more than hashing.
+def test_many_same_sized_pictures_are_each_kept_with_their_own_pixels(tmp_path: Path) -> None:
+    # Twelve picture objects of one size on one page: each placement is matched to its own object.
     document = pymupdf.open()
     page = text_page(document, "A contact sheet of twelve small photographs.")
     colours = [(20 * number, 255 - 20 * number, 100) for number in range(12)]

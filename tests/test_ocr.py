@@ -153,6 +153,36 @@ def test_a_born_digital_page_over_a_full_page_picture_is_not_ocrd(tmp_path: Path
     assert loaded["content"].strip() == text
 
 
+def test_a_few_words_over_a_full_page_gradient_are_a_text_layer_not_a_scan(tmp_path: Path) -> None:
+    # A shading (a gradient) is drawn, not a picture: a cover page of a title over a gradient is not a scan
+    # with stray glyphs on it, and is read from its text layer.
+    document = pymupdf.open()
+    page = document.new_page()
+    shading = document.get_new_xref()
+    document.update_object(
+        shading,
+        "<< /ShadingType 2 /ColorSpace /DeviceRGB /Coords [0 0 612 792] /Extend [true true] "
+        "/Function << /FunctionType 2 /Domain [0 1] /C0 [0.1 0.2 0.6] /C1 [0.9 0.9 1] /N 1 >> >>",
+    )
+    page.insert_text((72, 100), "Annual Report 2026: a cover title", fontsize=20)  # under 100 characters
+    contents = page.get_contents()[0]
+    document.update_stream(contents, b"q /Sh1 sh Q\n" + document.xref_stream(contents))
+    resources = document.xref_get_key(page.xref, "Resources")
+    if resources[0] == "xref":
+        resources_xref = int(resources[1].split()[0])
+        document.xref_set_key(resources_xref, "Shading", f"<< /Sh1 {shading} 0 R >>")
+    else:
+        document.xref_set_key(page.xref, "Resources/Shading", f"<< /Sh1 {shading} 0 R >>")
+    document.save(tmp_path / "cover.pdf")
+    with pymupdf.open(tmp_path / "cover.pdf") as saved:  # the premise: the gradient covers the page
+        pixmap = saved[0].get_pixmap(dpi=20)
+        assert pixmap.pixel(2, 2) != pixmap.pixel(pixmap.width - 3, pixmap.height - 3) != (255, 255, 255)
+
+    loaded = DocumentLoaderPyMuPDF().load(str(tmp_path / "cover.pdf"))[0]
+    assert loaded["text_source"] == "text_layer"
+    assert loaded["content"].strip() == "Annual Report 2026: a cover title"
+
+
 def test_blank_and_picture_pages_give_no_text_and_no_error(tmp_path: Path) -> None:
     path = make_scan(tmp_path / "pictures.pdf", [PageSpec(kind="blank"), PageSpec(kind="photo")])
     pages = DocumentLoaderPyMuPDF().load(str(path))

@@ -39,11 +39,13 @@ def picture_cover(page: Any) -> float:
     area = abs(page.rect)
     if not area:
         return 0.0
-    best = 0.0
-    for info in page.get_image_info():
-        import pymupdf
+    import pymupdf
 
-        box = pymupdf.Rect(info["bbox"]) & page.rect
+    from ..pdf.images import drawn_pictures
+
+    best = 0.0
+    for picture in drawn_pictures(page):
+        box = pymupdf.Rect(picture.bbox) & page.rect
         if not box.is_empty:
             best = max(best, abs(box) / area)
     return best

@@ -6,12 +6,13 @@ Call these while holding ``PYMUPDF_LOCK``."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import struct
 import warnings
 import zlib
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,7 +29,9 @@ __all__ = [
     "MAX_PICTURE_SIDE",
     "MAX_RENDER_PIXELS",
     "MAX_RENDER_SIDE",
+    "DrawnPicture",
     "ImageLimits",
+    "drawn_pictures",
     "embedded_jpeg",
     "encode_png",
     "fit_scale",
@@ -294,6 +297,92 @@ def picture_scale(width: int, height: int, clip: Sequence[float]) -> float:
     if area <= 0 or width <= 0 or height <= 0:
         return 1.0
     return min(1.0, math.sqrt(area * (MAX_PICTURE_DPI / 72) ** 2 / (width * height)))
+
+
+@dataclass(frozen=True)
+class DrawnPicture:
+    """A picture a page draws: its box on the page (points, in the page's unturned space, as text boxes
+    are), its size in pixels as declared (nothing is decoded), and its object number when it was asked
+    for and found (0 otherwise: not asked, an inline picture, or not found)."""
+
+    bbox: tuple[float, float, float, float]
+    width: int
+    height: int
+    xref: int = 0
+
+
+@functools.cache
+def _picture_device_class() -> type:
+    """A MuPDF device that notes where pictures are drawn and does nothing else (made once, on first use).
+    It holds a reference to each picture it sees, so that no other picture can take its address while
+    the pictures are told apart (see :func:`drawn_pictures`)."""
+    mupdf = load_pymupdf().mupdf
+    unit = mupdf.FzRect(0, 0, 1, 1)
+
+    class PictureDevice(mupdf.FzDevice2):  # type: ignore[name-defined]
+        def __init__(self) -> None:
+            super().__init__()
+            self.use_virtual_fill_image()
+            self.use_virtual_fill_image_mask()
+            self.found: list[tuple[Any, tuple[float, float, float, float]]] = []
+
+        def _note(self, image: Any, ctm: Any) -> None:
+            box = mupdf.fz_transform_rect(unit, mupdf.FzMatrix(ctm))
+            held = mupdf.FzImage(mupdf.ll_fz_keep_image(image))  # our own reference, dropped with it
+            self.found.append((held, (box.x0, box.y0, box.x1, box.y1)))
+
+        def fill_image(self, ctx: Any, image: Any, ctm: Any, alpha: Any, color_params: Any) -> None:
+            self._note(image, ctm)
+
+        def fill_image_mask(
+            self, ctx: Any, image: Any, ctm: Any, colorspace: Any, color: Any, alpha: Any, color_params: Any
+        ) -> None:
+            self._note(image, ctm)
+
+    return PictureDevice
+
+
+def drawn_pictures(page: Any, identify: Collection[int] = ()) -> list[DrawnPicture]:
+    """Every picture a PyMuPDF page draws (its content, forms and annotations; inline pictures and
+    stencil masks too), in drawing order (call while holding ``PYMUPDF_LOCK``).
+
+    One pass of MuPDF's interpreter with a device that only notes pictures: no text is laid out, nothing
+    is decoded and no shading is drawn. ``page.get_image_info()`` answers the same for real pictures but
+    builds a text page, and draws every shading (gradients) into a picture of its own: on a page of
+    gradients that was most of the time a document took; and it finds a picture's object only by
+    decoding and hashing every picture of the page.
+
+    Args:
+        page: A PyMuPDF page of a PDF.
+        identify: Object numbers of pictures to find among those drawn. MuPDF keeps each picture it has
+            loaded in its store under its object, so the object loaded again is the very picture the
+            page drew: found by identity, nothing decoded. (A picture the store has let go of by then is
+            not found; its ``xref`` stays 0.)
+    """
+    mupdf = load_pymupdf().mupdf
+    device = _picture_device_class()()
+    # MuPDF draws a turned page turned; PyMuPDF's text (and so every box of the index) is in the page's
+    # unturned space.
+    unturn = mupdf.FzMatrix(*page.derotation_matrix)
+    try:
+        mupdf.fz_run_page(page.this, device, unturn, mupdf.FzCookie())
+    finally:
+        mupdf.fz_close_device(device)
+    objects: dict[int, int] = {}  # a picture's address -> its object number
+    if identify and device.found:
+        document = mupdf.pdf_document_from_fz_document(page.parent.this)
+        loaded = []  # held too, so that no two of them share an address
+        for xref in identify:
+            try:
+                image = mupdf.pdf_load_image(document, mupdf.pdf_new_indirect(document, xref, 0))
+            except mupdf.FzErrorBase:  # a broken picture object: left unfound (and unread later)
+                continue
+            loaded.append(image)
+            objects.setdefault(image.m_internal_value(), xref)
+    return [
+        DrawnPicture(box, int(image.w()), int(image.h()), objects.get(image.m_internal_value(), 0))
+        for image, box in device.found
+    ]
 
 
 def _bilevel(document: Any, xref: int) -> bool:

@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..document.boxes import outer_box, union_rect
 from ..document.model import (
@@ -54,6 +54,9 @@ from .pdf_contents import printed_toc_entries
 from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
 from .pdf_structure import BULLET, detect_headings, find_running_lines, normalise_title, outline_headings
 from .pdf_title import pdf_title
+
+if TYPE_CHECKING:
+    from ..pdf.images import DrawnPicture
 
 __all__ = ["PdfTextResult", "normalise_title", "parse_pdf_text", "pdf_date", "read_outline"]
 
@@ -420,57 +423,43 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
     """Placements of a page's embedded pictures that are big enough to be content.
     (Pictures repeated over many pages are dropped later, once every page has been seen.)
 
-    Nothing is decoded unless two different pictures of one size must be told apart; then their pixels
-    are hashed, which is done only when no picture on the page (inline ones included) is over the limits
-    of what is decoded whole.
+    Nothing is decoded: different pictures of one size are told apart by identity (``drawn_pictures``).
 
     Warns:
-        PageIndexWarning: pictures that could not be told apart without decoding an oversized one.
+        PageIndexWarning: pictures of a shared size that could not be told apart (left out).
     """
-    from ..pdf.images import MAX_PICTURE_PIXELS, MAX_PICTURE_SIDE
+    from ..pdf.images import drawn_pictures
 
     found: list[Placement] = []
     page_area = page.width * page.height
 
-    def big_enough(info: dict[str, Any]) -> bool:
-        x0, y0, x1, y1 = info["bbox"]
+    def big_enough(picture: DrawnPicture) -> bool:
+        x0, y0, x1, y1 = picture.bbox
         width, height = x1 - x0, y1 - y0
         return min(width, height) >= MIN_IMAGE_SIDE and width * height >= MIN_IMAGE_AREA * page_area
 
     listed = pdf_page.get_images(full=True)  # the cheap look at the page's image objects first
     if not listed:
         return found
-    # Placements come from one layout pass (sizes and places only: nothing is decoded). Many pages place
-    # no picture big enough to be content (icons, rules, bullets): they need no more.
-    placed = pdf_page.get_image_info()
-    infos = [info for info in placed if big_enough(info)]
-    if not infos:
-        return found
-    # Asking PyMuPDF for the placements' xrefs makes it hash every image of the page, so each placement is
-    # matched to the page's images by pixel size, hashing only when a placement's size is ambiguous.
+    # Each placement is matched to the page's picture objects by its pixel size; where objects of one
+    # size differ, by identity (see ``drawn_pictures``).
     by_size: dict[tuple[int, int], list[int]] = {}
     for item in listed:
         by_size.setdefault((item[2], item[3]), []).append(item[0])
+    shared = {xref for xrefs in by_size.values() if len(set(xrefs)) > 1 for xref in xrefs}
+    # Placements come from one pass over the page that notes pictures only (sizes and places: nothing is
+    # decoded, no text laid out). Many pages place no picture big enough to be content (icons, rules,
+    # bullets): they need no more.
+    placed = drawn_pictures(pdf_page, identify=shared)
+    pictures = [picture for picture in placed if big_enough(picture)]
+    if not pictures:
+        return found
     ambiguous = {size for size, xrefs in by_size.items() if len(set(xrefs)) > 1}
-    ambiguous &= {(info["width"], info["height"]) for info in infos}
-    # Pictures of one size drawn by the page itself are told apart by where the page draws each (named in
-    # its content: nothing decoded); any other ambiguity by hashing, which decodes every picture of the
-    # page, the small and the inline ones too: never an oversized one.
-    named = _placed_by_name(pdf_page, listed, infos, ambiguous) if ambiguous else {}
-    if named is not None:
-        ambiguous = set()
-    sizes = set(by_size) | {(info["width"], info["height"]) for info in placed}
-    oversized = any(max(w, h) > MAX_PICTURE_SIDE or w * h > MAX_PICTURE_PIXELS for w, h in sizes)
-    hashed = bool(ambiguous) and not oversized
-    if hashed:
-        infos = [info for info in pdf_page.get_image_info(xrefs=True) if big_enough(info)]
     untold = 0
-    for position, info in enumerate(infos):
-        size = (info["width"], info["height"])
-        if hashed:
-            xref = info.get("xref", 0)
-        elif named and position in named:
-            xref = named[position]
+    for picture in pictures:
+        size = (picture.width, picture.height)
+        if picture.xref:
+            xref = picture.xref
         elif size in ambiguous:
             untold += 1
             continue
@@ -479,56 +468,18 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
             xref = candidates[0] if candidates else 0
         if xref <= 0:
             continue  # inline images have no xref to extract
-        box = outer_box(info["bbox"], page.width, page.height)
+        box = outer_box(picture.bbox, page.width, page.height)
         if box is not None:
-            found.append(Placement(xref, box, int(size[0]), int(size[1])))
+            found.append(Placement(xref, box, picture.width, picture.height))
     if untold:
         warnings.warn(
-            f"{name}: {untold} picture(s) on page {page.index + 1} could not be told from others of the same "
-            "size without decoding an oversized picture on that page; they are left out of the index.",
+            f"{name}: {untold} picture(s) on page {page.index + 1} could not be told from other pictures of "
+            "the same size (an inline picture, or one the PDF reader could not give back); they are left out "
+            "of the index.",
             PageIndexWarning,
             stacklevel=3,
         )
     return found
-
-
-#: At most this many pictures of one size on a page are told apart by their places (see ``_placed_by_name``).
-NAMED_PLACES = 8
-
-
-def _placed_by_name(
-    pdf_page: Any, listed: list[Any], infos: list[dict[str, Any]], ambiguous: set[tuple[int, int]]
-) -> dict[int, int] | None:
-    """The xref of each placement in ``infos`` whose pixel size is ``ambiguous``, told by where the page's
-    content draws each candidate picture (``get_image_bbox`` filters the content stream: nothing is
-    decoded); ``None`` when that cannot tell them all (a candidate drawn inside a form, or drawn twice), or
-    when there are more than ``NAMED_PLACES`` candidates (each is one pass over the page's content: hashing
-    small pictures is then cheaper)."""
-    candidates = [item for item in listed if (item[2], item[3]) in ambiguous]
-    if len(candidates) > NAMED_PLACES or any(item[-1] != 0 for item in candidates):
-        return None  # too many, or drawn by a form: its place is not in the page's own content
-    # get_image_bbox answers in the page's turned coordinates, get_image_info in its own.
-    unturn = pdf_page.derotation_matrix
-    places = []
-    for item in candidates:
-        rect = pdf_page.get_image_bbox(item)
-        if rect.is_empty or rect.is_infinite:
-            return None
-        places.append((item[0], tuple(rect * unturn if pdf_page.rotation else rect)))
-    named: dict[int, int] = {}
-    for position, info in enumerate(infos):
-        if (info["width"], info["height"]) not in ambiguous:
-            continue
-        matches = {xref for xref, box in places if _same_box(box, info["bbox"])}
-        if len(matches) != 1:
-            return None
-        named[position] = matches.pop()
-    return named
-
-
-def _same_box(a: Sequence[float], b: Sequence[float]) -> bool:
-    """Whether two boxes are one place (within a point on every side)."""
-    return max(abs(x - y) for x, y in zip(a, b, strict=True)) <= 1
 
 
 # -- the strategy ---------------------------------------------------------------------------------------
