@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import logging
 import os
 import re
@@ -86,6 +87,24 @@ def _without_tex_bold(original: Callable[[str], tuple[bool, ...]]) -> Callable[[
     return style
 
 
+def _without_sc_suffix(original: Callable[[str], tuple[bool, ...]]) -> Callable[[str], tuple[bool, ...]]:
+    # The small-capitals test before a weight run into "SC" ("Caecilia-RomanSC") counted.
+    before = re.compile(r"smallcaps|^(?:[A-Z]{6}\+)?cmcsc|[-_.]sc$|[-_.]sc[0-9]", re.IGNORECASE)
+
+    def style(font: str) -> tuple[bool, ...]:
+        return (*original(font)[:3], before.search(font) is not None)
+
+    return style
+
+
+def _no_capital_openings(original: Callable[..., bool]) -> Callable[..., bool]:
+    # A line opening with a lower-case letter is running text even when small capitals draw it a capital.
+    def heading_like(line: Any, body: float, continuation: bool = False) -> bool:
+        return original(dataclasses.replace(line, capital_opening=False), body, continuation)
+
+    return heading_like
+
+
 def _page_wide_only(original: Callable[..., bool]) -> Callable[..., bool]:
     # Running text after a title judged against the page's width, as before column pages counted.
     def introduces(page: Any, after: int, body: float, columns: Any = ()) -> bool:
@@ -141,6 +160,12 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
         (pdf_structure, "_introduces_text", _page_wide_only(pdf_structure._introduces_text))
     ],
     "no TeX bold font names": [(pdf_layout, "_font_style", _without_tex_bold(pdf_layout._font_style))],
+    "no small-capitals names run into SC": [
+        (pdf_layout, "_font_style", _without_sc_suffix(pdf_layout._font_style))
+    ],
+    "no small-capital openings": [
+        (pdf_structure, "_heading_like", _no_capital_openings(pdf_structure._heading_like))
+    ],
     "no index letters": [(pdf_structure, "_INDEX_LETTER", NEVER)],
     "no titles ending in a colon": [(pdf_structure, "_colon_title", lambda *args: False)],
     "contents test without page-number checks": [

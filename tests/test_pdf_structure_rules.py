@@ -1857,3 +1857,54 @@ def test_a_running_title_after_its_page_number_on_two_pages_is_a_header(tmp_path
     document_index = build(path)
     assert not any("UBERLAGERUNGEN" in text for text in heading_texts(document_index))
     assert texts_of(document_index, HeaderNode) == ["54 3.3. UBERLAGERUNGEN", "56 3.3. UBERLAGERUNGEN"]
+
+
+# -- 21. small capitals ------------------------------------------------------------------------------------
+
+
+def _renamed_fonts(document: pymupdf.Document, names: dict[str, str]) -> pymupdf.Document:
+    """The document saved with each font whose name holds a key of ``names`` renamed to its value (what a
+    publisher's fonts are called: the shapes stay PyMuPDF's own)."""
+    for xref in range(1, document.xref_length()):
+        kind = document.xref_get_key(xref, "Type")[1]
+        key = "BaseFont" if kind == "/Font" else "FontName" if kind == "/FontDescriptor" else None
+        if key is None:
+            continue
+        current = document.xref_get_key(xref, key)[1]
+        for old, new in names.items():
+            if old in current:
+                document.xref_set_key(xref, key, f"/{new}")
+    return pymupdf.open("pdf", document.tobytes())
+
+
+@pytest.mark.parametrize(("font", "heading"), [("Caecilia-HeavySC", True), ("Caecilia-Heavy", False)])
+def test_a_title_opening_with_a_small_capital_is_a_heading(tmp_path: Path, font: str, heading: bool) -> None:
+    # "l-asparaginase applications": the "l" is set in the small-capitals cut of the title's bold font
+    # (named for it, "…HeavySC"), so it is drawn a capital; in a plain cut it is a sentence going on.
+    document = pymupdf.open()
+    page = document.new_page()
+    y = 80.0
+    for text in textwrap.wrap(prose(0, 4), 90)[:6]:
+        page.insert_text((72, y), text, fontsize=10, fontname="helv")
+        y += 13
+    page.insert_font(fontname="Fsc", fontbuffer=pymupdf.Font("hebo").buffer)
+    page.insert_text((72, y + 14), "l", fontsize=11, fontname="Fsc")
+    after = 72 + pymupdf.get_text_length("l", fontname="hebo", fontsize=11)
+    page.insert_text((after, y + 14), "-asparaginase applications", fontsize=11, fontname="hebo")
+    y += 32
+    for text in textwrap.wrap(prose(4, 4), 90)[:6]:
+        page.insert_text((72, y), text, fontsize=10, fontname="helv")
+        y += 13
+    renamed = _renamed_fonts(document, {"Nimbus": font})
+    spans = [
+        span
+        for block in renamed[0].get_text("dict")["blocks"]
+        for line in block["lines"]
+        for span in line["spans"]
+        if span["text"] == "l"
+    ]
+    assert [span["font"] for span in spans] == [font]  # the premise: the opening's font is so named
+    renamed.save(tmp_path / "review.pdf")
+
+    built = build_index(tmp_path / "review.pdf", strategy="text")
+    assert ("l-asparaginase applications" in heading_texts(built)) is heading

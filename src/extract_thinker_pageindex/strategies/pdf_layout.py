@@ -32,7 +32,11 @@ _ITALIC_FONT = re.compile(r"italic|oblique|[-.,](?:I|BI|It|BdIt|BoldIt)$|(?:Regu
 _PLAIN_NUMBER = re.compile(r"^\s*[0-9]{1,2}(?:\.[0-9]{1,2})*\.?\s*$")
 #: A line is italic when this share of its characters is.
 ITALIC_SHARE = 0.85
-_SMALL_CAPS_FONT = re.compile(r"smallcaps|^(?:[A-Z]{6}\+)?cmcsc|[-_.]sc$|[-_.]sc[0-9]", re.IGNORECASE)
+# (A weight or style name run into "SC", "Caecilia-RomanSC", "Minion-SemiboldSC", names a small-capitals
+# cut too; there the capitals are the name's own: "Disc" or "…sc" is no such name.)
+_SMALL_CAPS_FONT = re.compile(
+    r"smallcaps|^(?:[A-Z]{6}\+)?cmcsc|[-_.]sc$|[-_.]sc[0-9]|(?-i:[a-z]SC$)", re.IGNORECASE
+)
 _MONO_FONT = re.compile(
     r"courier|mono|consol|menlo|typewriter|^(?:[A-Z]{6}\+)?(?:cmtt|sftt)|sourcecode|firacode|codenew",
     re.IGNORECASE,
@@ -63,6 +67,9 @@ class Line:
     # The line's opening up to the end of a bold run that plain text follows ("2.1. High-degree
     # centrality." of "2.1. **High-degree centrality.** In this method..."); empty when there is none.
     bold_lead: str = ""
+    # Its first letter is set in a small-capitals font: drawn as a capital whatever its case in the text
+    # layer ("l-asparaginase" in small capitals reads "L-asparaginase").
+    capital_opening: bool = False
 
     @property
     def caps(self) -> bool:
@@ -110,6 +117,7 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
     x0 = y0 = float("inf")
     x1 = y1 = float("-inf")
     max_gap, right = 0.0, None
+    capital_opening: bool | None = None  # settled by the first span with a letter
     for span in spans:
         visible = len(span["text"].strip())
         if not visible:
@@ -129,6 +137,8 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
             italic_chars += visible
         if named_small_caps:
             small_caps_chars += visible
+        if capital_opening is None and any(char.isalpha() for char in span["text"]):
+            capital_opening = named_small_caps
         if bx0 < x0:
             x0 = bx0
         if by0 < y0:
@@ -160,6 +170,7 @@ def _line_from_spans(spans: list[dict[str, Any]], block: int) -> Line | None:
         small_caps=small_caps_chars > chars / 2,
         font=max(fonts, key=fonts.__getitem__),
         bold_lead=lead,
+        capital_opening=bool(capital_opening),
     )
 
 
@@ -208,6 +219,7 @@ def _line_from_span(span: dict[str, Any], block: int) -> Line | None:
         mono=bool(flags & 8 or named_mono),
         small_caps=named_small_caps,
         font=span["font"],
+        capital_opening=named_small_caps,
     )
 
 
@@ -258,6 +270,7 @@ def _join_side_by_side(first: Line, second: Line) -> Line:
         left.mono and right.mono,
         left.small_caps if left.chars >= right.chars else right.small_caps,
         left.font if left.chars >= right.chars else right.font,
+        capital_opening=ordered[0].capital_opening,
     )
 
 

@@ -335,8 +335,8 @@ def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
     if _SYMBOL_BULLET.match(text):
         return False  # "• Revenue of $8.6 billion": a list item, however bold
     first_letter = next((char for char in text if char.isalpha()), "")
-    if first_letter.islower() and not BULLET.match(text) and not continuation:
-        return False  # a sentence going on from the line before
+    if first_letter.islower() and not BULLET.match(text) and not continuation and not line.capital_opening:
+        return False  # a sentence going on from the line before (unless small capitals draw it a capital)
     if text.startswith("(") and not BULLET.match(text):
         return False  # "(in millions)", "(continued)"
     if line.max_gap > 2 * line.size and not (line.pieces == 2 and _LABEL.match(line.lead)):
