@@ -40,7 +40,7 @@ from structure_eval import Parsed, TocItem, evaluate, reference
 from structure_eval import _matches as title_matches
 
 from extract_thinker_pageindex import HeadingNode, build_index
-from extract_thinker_pageindex.strategies import pdf_contents, pdf_layout, pdf_structure
+from extract_thinker_pageindex.strategies import pdf_contents, pdf_layout, pdf_structure, pdf_text
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -163,6 +163,8 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no small-capitals names run into SC": [
         (pdf_layout, "_font_style", _without_sc_suffix(pdf_layout._font_style))
     ],
+    "no letter-spaced titles joined": [(pdf_text, "_letters_joined", lambda title: title)],
+    "no turned pages read as shown": [(pdf_layout, "reading_matrix", lambda *args, **kwargs: None)],
     "no small-capital openings": [
         (pdf_structure, "_heading_like", _no_capital_openings(pdf_structure._heading_like))
     ],

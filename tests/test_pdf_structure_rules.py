@@ -1908,3 +1908,78 @@ def test_a_title_opening_with_a_small_capital_is_a_heading(tmp_path: Path, font:
 
     built = build_index(tmp_path / "review.pdf", strategy="text")
     assert ("l-asparaginase applications" in heading_texts(built)) is heading
+
+
+# -- 22. pages read turned ---------------------------------------------------------------------------------
+
+
+def write_turned_page(path: Path) -> Path:
+    """A landscape page stored portrait (600 x 800, ``/Rotate 90``) whose text reads upright as shown: a
+    numbered title, a paragraph of six lines, a second title and a paragraph, set with shown coordinates."""
+    document = pymupdf.open()
+    page = document.new_page(width=600, height=800)
+    page.set_rotation(90)
+
+    def write(x: float, y: float, text: str, size: float, font: str) -> None:
+        page.insert_text(
+            pymupdf.Point(x, y) * page.derotation_matrix, text, fontsize=size, fontname=font, rotate=90
+        )
+
+    write(72, 80, "2 Context of the project", 14, "hebo")
+    y = 110.0
+    for text in textwrap.wrap(prose(0, 5), 110)[:6]:
+        write(72, y, text, 10, "helv")
+        y += 13
+    write(72, y + 20, "3 State of the art", 14, "hebo")
+    y += 50
+    for text in textwrap.wrap(prose(5, 5), 110)[:5]:
+        write(72, y, text, 10, "helv")
+        y += 13
+    document.save(path)
+    return path
+
+
+def test_a_page_turned_to_be_read_is_read_as_shown_and_boxed_as_stored(tmp_path: Path) -> None:
+    path = write_turned_page(tmp_path / "landscape.pdf")
+    with pymupdf.open(path) as saved:  # the premise: the text runs up the page as stored
+        assert {line["dir"] for block in saved[0].get_text("dict")["blocks"] for line in block["lines"]} == {
+            (0.0, -1.0)
+        }
+        rotation = saved[0].rotation_matrix
+
+    built = build_index(path, strategy="text")
+
+    nodes = [node for node in built.pages[0].nodes if node.type in ("heading", "paragraph")]
+    assert [node.type for node in nodes] == ["heading", "paragraph", "heading", "paragraph"]
+    assert [node.content for node in nodes if node.type == "heading"] == [
+        "2 Context of the project",
+        "3 State of the art",
+    ]
+    assert nodes[1].content == " ".join(textwrap.wrap(prose(0, 5), 110)[:6])  # its six lines, in order
+    # Boxes are kept in the page's own (stored) coordinates: shown, the first title is where it was set.
+    assert nodes[0].bbox is not None
+    x0, y0, x1, y1 = nodes[0].bbox
+    assert 0 <= x0 < x1 <= 600 and 0 <= y0 < y1 <= 800
+    shown = pymupdf.Rect(nodes[0].bbox) * rotation
+    assert abs(shown.x0 - 72) <= 2 and abs(shown.y1 - 84) <= 4
+
+
+def test_a_letter_spaced_title_is_kept_as_its_word(tmp_path: Path) -> None:
+    # Titles set in spaced capitals often carry a space after every letter in the text layer.
+    document = pymupdf.open()
+    page = document.new_page()
+    y = 80.0
+    for text in textwrap.wrap(prose(0, 4), 90)[:6]:
+        page.insert_text((72, y), text, fontsize=10, fontname="helv")
+        y += 13
+    page.insert_text((72, y + 16), "R E F E R E N C E S", fontsize=12, fontname="hebo")
+    page.insert_text((72, y + 50), "N O T E  2", fontsize=12, fontname="hebo")  # not letters alone: as set
+    y += 70
+    for text in textwrap.wrap(prose(4, 4), 90)[:6]:
+        page.insert_text((72, y), text, fontsize=10, fontname="helv")
+        y += 13
+    document.save(tmp_path / "spaced.pdf")
+
+    titles = heading_texts(build_index(tmp_path / "spaced.pdf", strategy="text"))
+    assert "REFERENCES" in titles and "R E F E R E N C E S" not in titles
+    assert "N O T E 2" in titles

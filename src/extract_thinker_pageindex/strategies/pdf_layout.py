@@ -10,14 +10,15 @@ import functools
 import itertools
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..document.boxes import union_rect
+from ..document.boxes import outer_box, union_rect
+from ..tables import inverse, reading_matrix, turned_box, turned_drawings
 from ..tables.drawings import THIN_POINTS, VECTOR_FLAGS, page_paths, text_blocks
 
-__all__ = ["Line", "PageLines", "lines_from_blocks", "read_page_lines"]
+__all__ = ["Line", "PageLines", "lines_from_blocks", "read_page_lines", "turned_lines"]
 
 # A text column is at least a fifth of the page wide; a column of figures beside its labels is narrower.
 COLUMN_MIN_WIDTH = 0.2
@@ -79,12 +80,37 @@ class Line:
 
 @dataclass
 class PageLines:
-    """A page's lines in reading order, with the page size."""
+    """A page's lines in reading order, with the page size.
+
+    A page whose text runs up or down the sheet as stored and reads upright as shown (a landscape page
+    stored portrait, turned by its ``/Rotate``) is read as shown: its lines, width and height are the
+    shown page's, ``turn`` maps the page's own coordinates onto it, and :meth:`own_box` turns a box back
+    into the page's own coordinates, where the index keeps every box.
+    """
 
     index: int
     width: float
     height: float
     lines: list[Line] = field(default_factory=list)
+    turn: tuple[float, ...] | None = None
+    own_width: float = 0.0  # the page's own size, when it is read turned
+    own_height: float = 0.0
+
+    @property
+    def own_size(self) -> tuple[float, float]:
+        """The page's width and height in its own coordinates."""
+        return (self.own_width, self.own_height) if self.turn is not None else (self.width, self.height)
+
+    def reading_box(self, box: tuple[float, ...]) -> tuple[float, float, float, float]:
+        """A box of the page's own coordinates in the page as it is read."""
+        return (box[0], box[1], box[2], box[3]) if self.turn is None else turned_box(box, self.turn)
+
+    def own_box(self, rect: tuple[float, float, float, float]) -> tuple[int, int, int, int] | None:
+        """A box of the page as it is read as the index keeps it: in the page's own coordinates, outward to
+        whole points, within the page (``None`` when nothing of it is on the page)."""
+        if self.turn is not None:
+            rect = turned_box(rect, inverse(self.turn))
+        return outer_box(rect, *self.own_size)
 
     @property
     def text_chars(self) -> int:
@@ -483,7 +509,12 @@ def _may_be_title(line: Line, lines: list[Line], position: int, units: Counter[i
     return letters >= 2 and letters >= 0.5 * len(text.replace(" ", ""))
 
 
-def _mark_underlines(page: Any, lines: list[Line], drawings: Callable[[], list[dict[str, Any]]]) -> None:
+def _mark_underlines(
+    page: Any,
+    lines: list[Line],
+    drawings: Callable[[], list[dict[str, Any]]],
+    turn: Sequence[float] | None = None,
+) -> None:
     """Mark the lines a drawn rule underlines: the rule lies along the bottom of the text and covers most
     of its width without running far past it (a table's border or a page-wide divider is no underline).
     An underlined link is a link, not a title: lines inside a link's area are left alone. The page's
@@ -512,19 +543,26 @@ def _mark_underlines(page: Any, lines: list[Line], drawings: Callable[[], list[d
             covered = min(x1, rx1) - max(x0, rx0)
             if covered >= 0.6 * width and rx1 - rx0 <= 1.3 * width + 12:
                 if links is None:
-                    links = _link_areas(page)
+                    links = _link_areas(page, turn)
                 mx, my = (x0 + x1) / 2, (y0 + y1) / 2
                 line.underlined = not any(a <= mx <= c and b <= my <= d for a, b, c, d in links)
                 break
 
 
-def _link_areas(page: Any) -> list[tuple[float, ...]]:
+def _link_areas(page: Any, turn: Sequence[float] | None = None) -> list[tuple[float, ...]]:
     """The areas of a page's links, read from its link chain (``get_links`` would also resolve every named
-    destination, reading the document's whole name tree for each page)."""
+    destination, reading the document's whole name tree for each page), where its lines are: in the
+    page's own coordinates (PyMuPDF gives links in the page as shown), turned by ``turn`` when given."""
+    unturn = tuple(page.derotation_matrix) if page.rotation else None
     areas = []
     link = page.first_link
     while link is not None:
-        areas.append(tuple(link.rect))
+        area: tuple[float, ...] = tuple(link.rect)
+        if unturn is not None:
+            area = turned_box(area, unturn)
+        if turn is not None:
+            area = turned_box(area, turn)
+        areas.append(area)
         link = link.next
     return areas
 
@@ -551,9 +589,64 @@ def read_page_lines(
             if (flags & VECTOR_FLAGS) == VECTOR_FLAGS
             else page.get_cdrawings
         )
-    result = lines_from_blocks(data["blocks"], index, float(data["width"]), float(data["height"]))
-    _mark_underlines(page, result.lines, drawings)
+    width, height = float(data["width"]), float(data["height"])
+    turn = reading_matrix(page, blocks=data["blocks"])
+    if turn is None:
+        result = lines_from_blocks(data["blocks"], index, width, height)
+    else:
+        result = turned_lines(data["blocks"], index, turn, width, height)
+        drawings = functools.partial(_turned, drawings, turn)
+    _mark_underlines(page, result.lines, drawings, turn)
     return result
+
+
+def _turned(drawings: Callable[[], list[dict[str, Any]]], turn: Sequence[float]) -> list[dict[str, Any]]:
+    return turned_drawings(drawings(), turn)
+
+
+def turned_lines(
+    blocks: list[dict[str, Any]], index: int, turn: Sequence[float], width: float, height: float
+) -> PageLines:
+    """:func:`lines_from_blocks` of a page read turned by ``turn`` (see :class:`PageLines`): ``blocks`` in
+    the page's own coordinates, which are ``width`` x ``height`` points."""
+    x0, y0, x1, y1 = turned_box((0.0, 0.0, width, height), turn)
+    result = lines_from_blocks(turned_blocks(blocks, turn), index, x1 - x0, y1 - y0)
+    result.turn, result.own_width, result.own_height = tuple(turn), width, height
+    return result
+
+
+def turned_blocks(blocks: list[dict[str, Any]], matrix: Sequence[float]) -> list[dict[str, Any]]:
+    """``dict`` blocks (text, picture and shape blocks) through a matrix of quarter turns: their boxes,
+    their lines' boxes and directions, their spans' boxes and origins."""
+    a, b, c, d, e, f = matrix
+
+    def point(x: float, y: float) -> tuple[float, float]:
+        return a * x + c * y + e, b * x + d * y + f
+
+    turned = []
+    for block in blocks:
+        block = {**block, "bbox": turned_box(block["bbox"], matrix)}
+        if "lines" in block:
+            lines = []
+            for line in block["lines"]:
+                dx, dy = line.get("dir", (1.0, 0.0))
+                spans = [
+                    {**span, "bbox": turned_box(span["bbox"], matrix), "origin": point(*span["origin"])}
+                    if "origin" in span
+                    else {**span, "bbox": turned_box(span["bbox"], matrix)}
+                    for span in line["spans"]
+                ]
+                lines.append(
+                    {
+                        **line,
+                        "bbox": turned_box(line["bbox"], matrix),
+                        "dir": (a * dx + c * dy, b * dx + d * dy),
+                        "spans": spans,
+                    }
+                )
+            block["lines"] = lines
+        turned.append(block)
+    return turned
 
 
 def lines_from_blocks(blocks: list[dict[str, Any]], index: int, width: float, height: float) -> PageLines:

@@ -51,7 +51,7 @@ from ..tables import find_page_tables
 from ..tables.drawings import VECTOR_FLAGS, shape_paths, stroked_paths
 from ..tables.ruled import may_hold_grid
 from .pdf_contents import printed_toc_entries
-from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines
+from .pdf_layout import Line, PageLines, lines_from_blocks, read_page_lines, turned_lines
 from .pdf_structure import BULLET, detect_headings, find_running_lines, normalise_title, outline_headings
 from .pdf_title import pdf_title
 
@@ -176,7 +176,7 @@ class Assembler:
 
         def box(taken: list[Line]) -> tuple[int, int, int, int] | None:
             rect = union_rect(line.bbox for line in taken)
-            return None if rect is None else outer_box(rect, page.width, page.height)
+            return None if rect is None else page.own_box(rect)
 
         def flush() -> None:
             nonlocal current
@@ -247,7 +247,7 @@ class Assembler:
                         id=next_id(),
                         parent_id=section.id,
                         level=_heading_level(level),
-                        content=text,
+                        content=_letters_joined(text),
                         bbox=box(taken),
                     )
                 )
@@ -305,6 +305,19 @@ def _heading_level(level: int) -> Any:
     return f"h{min(max(level, 1), 6)}"
 
 
+#: A title of at least this many letters each set apart by a space is a letter-spaced word.
+SPACED_LETTERS = 4
+
+
+def _letters_joined(title: str) -> str:
+    """A letter-spaced title as its word: "r e f e r e n c e s" (a title set in spaced small capitals,
+    whose text layer has a space after every letter) is "references"; any other title as it is."""
+    letters = title.split()
+    if len(letters) >= SPACED_LETTERS and all(len(letter) == 1 and letter.isalpha() for letter in letters):
+        return "".join(letters)
+    return title
+
+
 # -- tables and images --------------------------------------------------------------------------------
 
 
@@ -348,9 +361,9 @@ def _page_tables(
     pdf_page: Any, page: PageLines, extras: PageExtras, textpage: Any, drawings: Callable[[], Any]
 ) -> None:
     found = find_page_tables(pdf_page, textpage=textpage, drawings=drawings)
-    # On a rotated page the page's own y is not the order it is read in: a table takes the place of its
-    # first line in reading order.
-    in_place = bool(pdf_page.rotation)
+    # On a rotated page not read turned, the page's own y is not the order it is read in: a table takes
+    # the place of its first line in reading order.
+    in_place = bool(pdf_page.rotation) and page.turn is None
     for table in found:
         _add_table(page, extras, table.bbox, table.markdown(), caption=table.caption, in_place=in_place)
 
@@ -364,19 +377,20 @@ def _add_table(
     caption: str | None = None,
     in_place: bool = False,
 ) -> None:
-    """A table node at ``bbox``; the page's lines inside it are its cells, not paragraphs. ``in_place``:
-    the table stands where its first line stood in reading order (else before the first line below its
-    top)."""
-    box = outer_box(bbox, page.width, page.height)
+    """A table node at ``bbox`` (in the page's own coordinates); the page's lines inside it are its cells,
+    not paragraphs. ``in_place``: the table stands where its first line stood in reading order (else
+    before the first line below its top)."""
+    box = outer_box(bbox, *page.own_size)
     if box is None:
         return
     node = TableNode(id="t", kind="data", bbox=box, caption=caption, content=content)
-    extras.nodes.append((box[1], node))
+    x0, y0, x1, y1 = page.reading_box(box)
+    extras.nodes.append((y0, node))
     inside = []
     for position, line in enumerate(page.lines):
         x = (line.bbox[0] + line.bbox[2]) / 2
         y = (line.bbox[1] + line.bbox[3]) / 2
-        if box[0] <= x <= box[2] and box[1] <= y <= box[3]:
+        if x0 <= x <= x1 and y0 <= y <= y1:
             extras.covered.add(position)
             inside.append(position)
     if in_place and inside:
@@ -468,7 +482,7 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
             xref = candidates[0] if candidates else 0
         if xref <= 0:
             continue  # inline images have no xref to extract
-        box = outer_box(picture.bbox, page.width, page.height)
+        box = outer_box(picture.bbox, *page.own_size)
         if box is not None:
             found.append(Placement(xref, box, picture.width, picture.height))
     if untold:
@@ -658,9 +672,8 @@ def _parse_pdf_text(
                     )
                 picture = cache[size]
                 if picture is not None:
-                    page_extras.nodes.append(
-                        (place.box[1], ImageNode(id="i", kind="other", bbox=place.box, image_data=picture))
-                    )
+                    node = ImageNode(id="i", kind="other", bbox=place.box, image_data=picture)
+                    page_extras.nodes.append((page.reading_box(place.box)[1], node))
         outline = read_outline(document) if use_outline else []
         metadata = dict(document.metadata or {})
         # Running headers and footers are told by repetition across the document, so a selection of a
@@ -789,7 +802,13 @@ def _ocr_positions(
             failed.append(outcome)
             return
         page = read[position]
-        read[position] = lines_from_blocks(outcome.blocks, page.index, page.width, page.height)
+        # The engine read the page as shown, upright: a turned page is read turned.
+        shown = run.document[page.index]
+        if shown.rotation:
+            turn = tuple(shown.rotation_matrix)
+            read[position] = turned_lines(outcome.blocks, page.index, turn, *page.own_size)
+        else:
+            read[position] = lines_from_blocks(outcome.blocks, page.index, page.width, page.height)
         ocr_read[outcome.index] = run.settings.label()
         for table in outcome.tables:
             _add_table(read[position], extras[position], table["bbox"], markdown_table(table["rows"]))

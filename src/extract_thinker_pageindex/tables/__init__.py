@@ -23,10 +23,12 @@ from .table import PageTable
 __all__ = [
     "PageTable",
     "find_page_tables",
+    "inverse",
     "markdown_table",
     "reading_matrix",
     "tables_from_words",
     "turned_box",
+    "turned_drawings",
 ]
 
 # A caption names the table ("Table 3", "Exhibit 2.1", "Schedule II").
@@ -77,7 +79,7 @@ def find_page_tables(
     if _sideways(words):
         upright = _upright_matrix(page, textpage)
         if upright is not None:
-            turned = _read_tables(words, read, upright, _inverse(upright), float(page.cropbox.height))
+            turned = _read_tables(words, read, upright, inverse(upright), float(page.cropbox.height))
             if _held(turned) > _held(tables):
                 return turned
     return tables
@@ -102,7 +104,7 @@ def _read_tables(
     rows = page_rows(words)
     if sum(1 for row in rows if len(row.segments) > 1) < 2:
         return []  # no two rows of side-by-side text: no table, and the drawings are never read
-    shapes = drawings() if turn is None else _turned_drawings(drawings(), turn)
+    shapes = drawings() if turn is None else turned_drawings(drawings(), turn)
     # Tables aligned by whitespace need two body rows (a figure after a row's first segment), grids two
     # rules down: a page with neither is passed over.
     if not may_hold_grid(shapes) and sum(1 for row in rows if _figure_after_label(row)) < MIN_BODY_ROWS:
@@ -164,7 +166,7 @@ def _text_direction(blocks: list[dict[str, Any]]) -> tuple[float, float]:
     return dx, dy
 
 
-def _inverse(matrix: Sequence[float]) -> tuple[float, ...]:
+def inverse(matrix: Sequence[float]) -> tuple[float, ...]:
     """The inverse of an affine matrix ``(a, b, c, d, e, f)``."""
     a, b, c, d, e, f = matrix
     det = a * d - b * c
@@ -204,7 +206,7 @@ def turned_box(box: Sequence[float], matrix: Sequence[float]) -> tuple[float, fl
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def _turned_drawings(drawings: list[dict[str, Any]], matrix: Sequence[float]) -> list[dict[str, Any]]:
+def turned_drawings(drawings: list[dict[str, Any]], matrix: Sequence[float]) -> list[dict[str, Any]]:
     """The lines and rectangles of a page's drawings through a matrix (what the ruled finder reads)."""
     turned = []
     for path in drawings:
