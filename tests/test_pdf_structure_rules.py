@@ -1983,3 +1983,28 @@ def test_a_letter_spaced_title_is_kept_as_its_word(tmp_path: Path) -> None:
     titles = heading_texts(build_index(tmp_path / "spaced.pdf", strategy="text"))
     assert "REFERENCES" in titles and "R E F E R E N C E S" not in titles
     assert "N O T E 2" in titles
+
+
+def test_a_turned_page_keeps_the_documents_running_header_set_across_the_turn(tmp_path: Path) -> None:
+    # A journal's landscape table page: the table's text reads upright as shown, the journal's header
+    # stays where every page has it, along the top of the page as stored.
+    turned = pymupdf.open(write_turned_page(tmp_path / "landscape.pdf"))
+    document = pymupdf.open()
+    for number in range(3):
+        if number == 1:
+            document.insert_pdf(turned)
+            page = document[1]
+        else:
+            page = document.new_page(width=600, height=800)
+            y = 100.0
+            for text in textwrap.wrap(prose(number, 5), 100)[:8]:
+                page.insert_text((72, y), text, fontsize=10, fontname="helv")
+                y += 13
+        page.insert_text((72, 30), "Journal of Generated Documents 2026", fontsize=8, fontname="helv")
+    document.save(tmp_path / "journal.pdf")
+
+    built = build_index(tmp_path / "journal.pdf", strategy="text")
+    for page in built.pages:
+        (header,) = [node for node in page.nodes if node.type == "header"]
+        assert header.content == "Journal of Generated Documents 2026"
+    assert "2 Context of the project" in heading_texts(built)

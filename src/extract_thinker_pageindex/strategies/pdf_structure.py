@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from ..tables import inverse, turned_box
 from .pdf_contents import first_entry_line, is_contents_line, is_toc_page
 from .pdf_layout import COLUMN_MIN_WIDTH, Line, PageLines
 
@@ -99,13 +100,13 @@ def find_running_lines(pages: Sequence[PageLines]) -> dict[tuple[int, int], str]
     seen: dict[tuple[str, str], set[int]] = {}
     candidates: list[tuple[int, int, str, str]] = []
     for page_position, page in enumerate(pages):
-        top, bottom = page.height * HEADER_BAND, page.height * (1 - HEADER_BAND)
         for line_position, line in enumerate(page.lines):
-            if line.bbox[3] <= top:
-                band = "header"
-            elif line.bbox[1] >= bottom:
-                band = "footer"
-            else:
+            band = _band(line.bbox, page.height)
+            if band is None and page.turn is not None:
+                # A page read turned may keep the document's header and footer across the turn, in its
+                # own top and bottom bands (a landscape table on a journal's portrait page).
+                band = _band(turned_box(line.bbox, inverse(page.turn)), page.own_size[1])
+            if band is None:
                 continue
             key = _band_key(line)
             seen.setdefault((band, key), set()).add(page_position)
@@ -128,6 +129,15 @@ def find_running_lines(pages: Sequence[PageLines]) -> dict[tuple[int, int], str]
         ):
             found[(page_position, line_position)] = band
     return found
+
+
+def _band(box: Sequence[float], height: float) -> str | None:
+    """ "header" for a box in the top band of a page ``height`` points high, "footer" in the bottom one."""
+    if box[3] <= height * HEADER_BAND:
+        return "header"
+    if box[1] >= height * (1 - HEADER_BAND):
+        return "footer"
+    return None
 
 
 # -- headings from font statistics -------------------------------------------------------------------
