@@ -96,14 +96,42 @@ def test_a_jpeg_picture_is_kept_as_the_pdf_embeds_it_saved_loaded_and_shown(tmp_
 
 
 @pytest.mark.parametrize(
+    ("case", "jpeg", "rect", "keys"),
+    [
+        # 1,000 x 666 pixels over 120 x 80 points is 600 dpi: finer than a decoded picture is kept at, but
+        # its own bytes cost nothing to keep (nothing decoded, nothing encoded).
+        ("at 600 dpi", photo(1000, 666), pymupdf.Rect(72, 100, 192, 180), None),
+        # What Acrobat Distiller leaves: its encoder's settings, which change nothing for a reader.
+        (
+            "with its encoder's parameters",
+            photo(),
+            None,
+            {"DecodeParms": "<</QFactor .76/HSamples[2 1 1 2]/VSamples[2 1 1 2]/Colors 3/ColorTransform 1>>"},
+        ),
+        ("with the identity decode array", photo(), None, {"Decode": "[0 1 0 1 0 1]"}),
+    ],
+)
+def test_more_jpeg_pictures_are_kept_as_the_pdf_embeds_them(
+    tmp_path: Path, case: str, jpeg: bytes, rect: pymupdf.Rect | None, keys: dict[str, str] | None
+) -> None:
+    path = pdf_with(tmp_path, jpeg, rect=rect, keys=keys)
+
+    node = the_image(path)
+
+    assert node.image_data == embedded(path), case
+
+
+@pytest.mark.parametrize(
     ("case", "jpeg", "rect", "mask"),
     [
         ("CMYK", photo(mode="CMYK"), None, None),
         ("CMYK declared RGB", photo(mode="CMYK"), None, "as RGB"),
         ("turned by EXIF", photo(exif_orientation=6), None, None),
         # 2,400 x 1,600 pixels over 120 x 80 points is 1,440 dpi: kept at 300 dpi of its place, re-encoded.
-        ("finer than 300 dpi", photo(2400, 1600), pymupdf.Rect(72, 100, 192, 180), None),
+        ("finer than 600 dpi", photo(2400, 1600), pymupdf.Rect(72, 100, 192, 180), None),
         ("with a soft mask", photo(), None, "mask"),
+        ("an inverted decode array", photo(), None, "inverted"),
+        ("RGB stored without the colour transform", photo(), None, "no transform"),
     ],
 )
 def test_other_jpeg_pictures_become_pngs(
@@ -116,7 +144,11 @@ def test_other_jpeg_pictures_become_pngs(
         alpha = buffer.getvalue()
     # A JPEG of four components that its dictionary calls RGB (without CMYK's decode array): the stream's
     # own frame says otherwise.
-    keys = {"ColorSpace": "/DeviceRGB", "Decode": "null"} if mask == "as RGB" else None
+    keys = {
+        "as RGB": {"ColorSpace": "/DeviceRGB", "Decode": "null"},
+        "inverted": {"Decode": "[1 0 1 0 1 0]"},
+        "no transform": {"DecodeParms": "<</ColorTransform 0>>"},
+    }.get(mask or "")
     path = pdf_with(tmp_path, jpeg, rect=rect, mask=alpha, keys=keys)
 
     node = the_image(path)
