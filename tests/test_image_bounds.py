@@ -640,8 +640,35 @@ def test_a_picture_finer_than_print_resolution_is_kept_at_it_and_a_black_and_whi
     assert found == [
         ((72, 100, 216, 244), (2 * MAX_PICTURE_DPI, 2 * MAX_PICTURE_DPI), "RGB"),  # 1,200 dpi reduced
         ((72, 300, 192, 360), (200, 100), "RGB"),
-        ((300, 100, 444, 244), (1600, 1600), "L"),  # reduced, it would turn grey at its edges
+        ((300, 100, 444, 244), (1600, 1600), "1"),  # reduced, it would turn grey at its edges
     ]
+
+
+def test_a_black_and_white_picture_is_stored_at_one_bit_a_pixel_with_its_own_pixels(tmp_path: Path) -> None:
+    document = pymupdf.open()
+    page = text_page(document, "A scanned drawing, one bit a pixel.")
+    drawing = Image.frombytes("1", (999, 700), os.urandom(125 * 700))  # rows not a whole number of bytes
+    buffer = io.BytesIO()
+    drawing.save(buffer, "PNG")
+    page.insert_image(pymupdf.Rect(72, 100, 372, 310), stream=buffer.getvalue())
+    path = tmp_path / "drawing.pdf"
+    document.save(path)
+
+    (node,) = [
+        node for node in build_index(path, strategy="text").pages[0].nodes if isinstance(node, ImageNode)
+    ]
+    assert node.image_data is not None
+    with Image.open(io.BytesIO(node.image_data)) as picture:
+        assert picture.mode == "1" and picture.size == (999, 700)
+        assert picture.convert("L").tobytes() == drawing.convert("L").tobytes()
+
+
+def test_a_grey_picture_asked_as_black_and_white_keeps_its_greys() -> None:
+    pixmap = pymupdf.Pixmap(pymupdf.csGRAY, pymupdf.IRect(0, 0, 10, 300), 0)
+    pixmap.set_rect(pixmap.irect, (255,))
+    pixmap.set_pixel(3, 299, (128,))  # one grey pixel, in the last band of rows
+    with Image.open(io.BytesIO(encode_png(pixmap, bilevel=True))) as picture:
+        assert picture.mode == "L" and picture.getpixel((3, 299)) == 128
 
 
 def test_a_scan_under_its_invisible_ocr_text_is_the_page_and_not_a_picture_on_it(tmp_path: Path) -> None:
