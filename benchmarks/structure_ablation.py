@@ -163,7 +163,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no small-capitals names run into SC": [
         (pdf_layout, "_font_style", _without_sc_suffix(pdf_layout._font_style))
     ],
-    "no letter-spaced titles joined": [(pdf_text, "_letters_joined", lambda title: title)],
+    "no letter-spaced titles joined": [(pdf_text, "letters_joined", lambda title: title)],
     "no turned pages read as shown": [(pdf_layout, "reading_matrix", lambda *args, **kwargs: None)],
     "no small-capital openings": [
         (pdf_structure, "_heading_like", _no_capital_openings(pdf_structure._heading_like))

@@ -785,3 +785,39 @@ def test_many_same_sized_pictures_are_each_kept_with_their_own_pixels(tmp_path: 
         assert box is not None
         number = (box[0] - 60) // 120 + 4 * ((box[1] - 100) // 120)
         assert colour == colours[number]
+
+
+def test_pictures_on_a_turned_page_are_drawn_and_measured_where_the_page_shows_them(tmp_path: Path) -> None:
+    # Boxes are kept in the page's own coordinates; the page is drawn as shown. An oversized picture is
+    # drawn from its place, which must be turned first (it came out blank), and a page-size picture
+    # covers the whole page (it covered 0.77 of a turned page: a scan with a stamp was not OCR'd).
+    from extract_thinker_pageindex.ocr.detect import picture_cover
+
+    document = pymupdf.open()
+    page = text_page(document, "A turned page with a very large black picture on it.")
+    add_picture(
+        document,
+        page,
+        pymupdf.Rect(72, 300, 540, 700),
+        width=12_000,
+        height=12_000,
+        colorspace="/DeviceGray",
+        bits=1,
+        stream=deflated_zeros(1500 * 12_000),
+    )
+    page.set_rotation(90)
+    path = tmp_path / "turned.pdf"
+    document.save(path)
+    scan = pymupdf.open()
+    scanned = scan.new_page(width=600, height=800)
+    scanned.insert_image(scanned.rect, stream=noise_picture(60, 80, "L"))
+    scanned.set_rotation(90)
+
+    (node,) = [
+        node for node in build_index(path, strategy="text").pages[0].nodes if isinstance(node, ImageNode)
+    ]
+    assert node.bbox == (72, 300, 540, 700) and node.image_data is not None
+    with Image.open(io.BytesIO(node.image_data)) as picture:
+        assert max(picture.convert("L").getextrema()) < 16  # black, as the page shows it
+    with PYMUPDF_LOCK:
+        assert picture_cover(scanned) == pytest.approx(1.0)

@@ -218,3 +218,20 @@ def test_a_jpeg_turned_by_exif_after_its_frame_header_or_of_12_bits_is_not_kept(
         isinstance(node, ImageNode) and (node.image_data or b"").startswith(b"\xff\xd8")
         for node in document.pages[0].nodes
     )
+
+
+def test_a_jpeg_whose_decode_parameters_stand_in_another_object_becomes_a_png(tmp_path: Path) -> None:
+    # /DecodeParms [9 0 R] may hold /ColorTransform 0: parameters that are not read are not assumed.
+    document = pymupdf.open()
+    page = document.new_page()
+    page.insert_text((72, 72), "A page with a photo on it.", fontsize=11)
+    xref = page.insert_image(pymupdf.Rect(72, 100, 312, 260), stream=photo())
+    parameters = document.get_new_xref()
+    document.update_object(parameters, "<< /ColorTransform 0 >>")
+    document.xref_set_key(xref, "Filter", "[/DCTDecode]")
+    document.xref_set_key(xref, "DecodeParms", f"[{parameters} 0 R]")
+    path = tmp_path / "photo.pdf"
+    document.save(path)
+
+    node = the_image(path)
+    assert node.image_data is not None and node.image_data.startswith(PNG_MAGIC)

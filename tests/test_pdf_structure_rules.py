@@ -2008,3 +2008,61 @@ def test_a_turned_page_keeps_the_documents_running_header_set_across_the_turn(tm
         (header,) = [node for node in page.nodes if node.type == "header"]
         assert header.content == "Journal of Generated Documents 2026"
     assert "2 Context of the project" in heading_texts(built)
+
+
+@pytest.mark.parametrize(
+    ("font", "small_caps"),
+    [
+        ("Caecilia-RomanSC", True),
+        ("MinionPro-SemiboldSC", True),
+        ("NotoSansSC", False),
+        ("PingFangSC", False),
+    ],
+)
+def test_small_capitals_fonts_by_their_names(font: str, small_caps: bool) -> None:
+    # A weight run into "SC" names a small-capitals cut; a family run into it is Simplified Chinese.
+    (line,) = lines_from_blocks([span_line(("Measures of centrality", font))], 0, 612, 792).lines
+    assert line.small_caps is small_caps
+
+
+def test_letter_spaced_words_stay_as_set_and_match_their_contents_entry(tmp_path: Path) -> None:
+    from extract_thinker_pageindex.postprocess.toc import comparable_title
+
+    # Words spaced apart by runs of spaces are left as set (joined, they would run together).
+    document = pymupdf.open()
+    page = document.new_page()
+    y = 80.0
+    for text in textwrap.wrap(prose(0, 4), 90)[:6]:
+        page.insert_text((72, y), text, fontsize=10, fontname="helv")
+        y += 13
+    page.insert_text((72, y + 16), "A N N U A L   R E P O R T", fontsize=12, fontname="hebo")
+    y += 40
+    for text in textwrap.wrap(prose(4, 4), 90)[:6]:
+        page.insert_text((72, y), text, fontsize=10, fontname="helv")
+        y += 13
+    document.save(tmp_path / "spaced.pdf")
+    assert "A N N U A L R E P O R T" in heading_texts(build_index(tmp_path / "spaced.pdf", strategy="text"))
+    # A contents entry set spaced matches the heading kept as its word.
+    assert comparable_title("r e f e r e n c e s") == comparable_title("references") == "references"
+
+
+def test_a_chart_label_near_a_turned_pages_edge_is_no_running_line(tmp_path: Path) -> None:
+    # Across the turn, only a line running up or down the page as read may be the document's header.
+    path = write_turned_page(tmp_path / "landscape.pdf")
+    document = pymupdf.open(path)
+    page = document[0]
+    for number, year in enumerate(("2018", "2019", "2020", "2021")):
+        shown = pymupdf.Point(30, 300 + 20 * number) * page.derotation_matrix
+        page.insert_text(shown, year, fontsize=8, fontname="helv", rotate=90)
+    document.insert_pdf(pymupdf.open(path))
+    for number, year in enumerate(("2018", "2019", "2020", "2021")):
+        shown = pymupdf.Point(30, 300 + 20 * number) * document[1].derotation_matrix
+        document[1].insert_text(shown, year, fontsize=8, fontname="helv", rotate=90)
+    document.save(tmp_path / "chart.pdf")
+
+    built = build_index(tmp_path / "chart.pdf", strategy="text")
+    for built_page in built.pages:
+        assert [node.content for node in built_page.nodes if node.type in ("header", "footer")] == []
+        assert {"2018", "2019", "2020", "2021"} <= {
+            node.content for node in built_page.nodes if node.type == "paragraph"
+        }

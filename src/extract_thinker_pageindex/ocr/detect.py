@@ -43,9 +43,11 @@ def picture_cover(page: Any) -> float:
 
     from ..pdf.images import drawn_pictures
 
+    # The pictures' boxes are in the page's own (unturned) coordinates.
+    own = pymupdf.Rect(0, 0, page.cropbox.width, page.cropbox.height)
     best = 0.0
     for picture in drawn_pictures(page):
-        box = pymupdf.Rect(picture.bbox) & page.rect
+        box = pymupdf.Rect(picture.bbox) & own
         if not box.is_empty:
             best = max(best, abs(box) / area)
     return best

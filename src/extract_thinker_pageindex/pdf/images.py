@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_IMAGE_LIMITS",
+    "JPEG_SCALE",
     "MAX_JPEG_DPI",
     "MAX_PICTURE_DPI",
     "MAX_PICTURE_PIXELS",
@@ -61,6 +62,8 @@ MAX_PICTURE_DPI = 300
 #: decoded or encoded, and its own bytes are mostly smaller than a PNG of it reduced to ``MAX_PICTURE_DPI``
 #: (on the eval sets' JPEGs between 300 and 600 dpi, 1.3 MB against 3.9 MB); a finer one is reduced.
 MAX_JPEG_DPI = 600
+#: The least scale (see :func:`picture_scale`) at which a JPEG is kept as embedded.
+JPEG_SCALE = MAX_PICTURE_DPI / MAX_JPEG_DPI
 
 
 def fit_scale(
@@ -306,7 +309,8 @@ def _draw_picture(page: Any, clip: Sequence[float], width: int, height: int) -> 
     picture drawn smaller subsampled)."""
     pymupdf = load_pymupdf()
 
-    area = pymupdf.Rect(clip) & page.rect
+    # (The clip is in the page's own coordinates; the page is drawn as shown.)
+    area = (pymupdf.Rect(clip) * page.rotation_matrix) & page.rect
     if area.is_empty:
         raise ValueError("its place on the page is empty")
     own = min(max(width / area.width, height / area.height), MAX_PICTURE_DPI / 72)
@@ -436,7 +440,7 @@ def picture_bytes(
     plain JPEG within the limits and no finer than ``MAX_JPEG_DPI`` of its place as the PDF embeds it
     (:func:`embedded_jpeg`), anything else as :func:`picture_png` makes it. The arguments and the
     warnings are :func:`picture_png`'s."""
-    if fits_whole(width, height) and picture_scale(width, height, clip) >= MAX_PICTURE_DPI / MAX_JPEG_DPI:
+    if fits_whole(width, height) and picture_scale(width, height, clip) >= JPEG_SCALE:
         jpeg = embedded_jpeg(document, xref, width=width, height=height)
         if jpeg is not None:
             return jpeg
@@ -498,6 +502,7 @@ def picture_png(
 # -- JPEG pictures kept as they are -----------------------------------------------------------------------
 
 _COLOR_TRANSFORM = re.compile(r"/ColorTransform\s+(\d+)")
+_REFERENCE = re.compile(r"\b\d+\s+\d+\s+R\b")
 _ICC_STREAM = re.compile(r"^\[\s*/ICCBased\s+([0-9]+)\s+0\s+R\s*\]$")
 #: JPEG frames a browser and a model provider decode: baseline, extended and progressive Huffman coding
 #: (arithmetic coding, lossless and hierarchical JPEG are not).
@@ -538,6 +543,8 @@ def embedded_jpeg(document: Any, xref: int, *, width: int, height: int) -> bytes
     kind, parameters = key("DecodeParms")
     if kind == "xref":
         parameters = document.xref_object(int(parameters.split()[0]), compressed=True)
+    if kind != "null" and _REFERENCE.search(parameters):
+        return None  # parameters held in another object (an array's element): not read, not assumed
     transform = _COLOR_TRANSFORM.search(parameters) if kind != "null" else None
     if components == 3 and transform is not None and transform.group(1) != "1":
         return None  # RGB stored as it is, where a JPEG reader assumes YCbCr

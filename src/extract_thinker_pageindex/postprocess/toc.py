@@ -78,10 +78,26 @@ _LEADERS = re.compile(r"(?:(?:\s*[.·_]){3,}|(?:\s*…){2,})\s*\S*\s*$")
 
 def comparable_title(text: str) -> str:
     """A title reduced for matching: numbering ("2.1", "Item 7.", "IV."), dot leaders with their page
-    number, case, punctuation and extra spaces removed."""
+    number, case, punctuation and extra spaces removed, letters spaced apart joined (see
+    :func:`letters_joined`)."""
     text = _LEADERS.sub("", text)
     text = _NUMBERING.sub("", text)
-    return " ".join(re.sub(r"[\W_]+", " ", text.lower()).split())
+    return letters_joined(" ".join(re.sub(r"[\W_]+", " ", text.lower()).split()))
+
+
+#: A title of at least this many letters each set apart by a space is a letter-spaced word.
+SPACED_LETTERS = 4
+
+
+def letters_joined(title: str) -> str:
+    """A letter-spaced title as its word: "r e f e r e n c e s" (a title set in spaced small capitals,
+    whose text layer has a space after every letter) is "references"; any other title as it is. (The
+    spaces between letter-spaced words are often no wider in the text than those between letters: call it
+    on a title whose text holds no run of spaces.)"""
+    letters = title.split()
+    if len(letters) >= SPACED_LETTERS and all(len(letter) == 1 and letter.isalpha() for letter in letters):
+        return "".join(letters)
+    return title
 
 
 #: How far (in pages) a matching section may lie from the page an entry's printed number maps to.

@@ -34,9 +34,11 @@ _PLAIN_NUMBER = re.compile(r"^\s*[0-9]{1,2}(?:\.[0-9]{1,2})*\.?\s*$")
 #: A line is italic when this share of its characters is.
 ITALIC_SHARE = 0.85
 # (A weight or style name run into "SC", "Caecilia-RomanSC", "Minion-SemiboldSC", names a small-capitals
-# cut too; there the capitals are the name's own: "Disc" or "…sc" is no such name.)
+# cut too; a family name run into it, "NotoSansSC", "PingFangSC", is Simplified Chinese.)
 _SMALL_CAPS_FONT = re.compile(
-    r"smallcaps|^(?:[A-Z]{6}\+)?cmcsc|[-_.]sc$|[-_.]sc[0-9]|(?-i:[a-z]SC$)", re.IGNORECASE
+    r"smallcaps|^(?:[A-Z]{6}\+)?cmcsc|[-_.]sc$|[-_.]sc[0-9]"
+    r"|(?-i:(?:Roman|Regular|Book|Light|Medium|Semibold|SemiBold|Demi|Bold|Heavy|Black|Italic|It)SC$)",
+    re.IGNORECASE,
 )
 _MONO_FONT = re.compile(
     r"courier|mono|consol|menlo|typewriter|^(?:[A-Z]{6}\+)?(?:cmtt|sftt)|sourcecode|firacode|codenew",

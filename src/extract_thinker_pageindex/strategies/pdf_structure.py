@@ -102,9 +102,12 @@ def find_running_lines(pages: Sequence[PageLines]) -> dict[tuple[int, int], str]
     for page_position, page in enumerate(pages):
         for line_position, line in enumerate(page.lines):
             band = _band(line.bbox, page.height)
-            if band is None and page.turn is not None:
+            x0, y0, x1, y1 = line.bbox
+            if band is None and page.turn is not None and y1 - y0 > x1 - x0:
                 # A page read turned may keep the document's header and footer across the turn, in its
-                # own top and bottom bands (a landscape table on a journal's portrait page).
+                # own top and bottom bands (a landscape table on a journal's portrait page): a line that
+                # runs across the turn (up or down the page as read; a chart's tick label near the
+                # page's edge reads along it).
                 band = _band(turned_box(line.bbox, inverse(page.turn)), page.own_size[1])
             if band is None:
                 continue

@@ -47,6 +47,7 @@ from ..errors import PageIndexWarning
 from ..inputs.pages import PageSpec, normalize_page_spec
 from ..ocr.detect import needs_ocr
 from ..ocr.settings import OcrSettings
+from ..postprocess.toc import letters_joined
 from ..tables import find_page_tables
 from ..tables.drawings import VECTOR_FLAGS, shape_paths, stroked_paths
 from ..tables.ruled import may_hold_grid
@@ -247,7 +248,8 @@ class Assembler:
                         id=next_id(),
                         parent_id=section.id,
                         level=_heading_level(level),
-                        content=_letters_joined(text),
+                        # (Words spaced apart are set apart by runs of spaces: those stay as set.)
+                        content=text if any(piece.spaced for piece in taken) else letters_joined(text),
                         bbox=box(taken),
                     )
                 )
@@ -303,19 +305,6 @@ class Assembler:
 
 def _heading_level(level: int) -> Any:
     return f"h{min(max(level, 1), 6)}"
-
-
-#: A title of at least this many letters each set apart by a space is a letter-spaced word.
-SPACED_LETTERS = 4
-
-
-def _letters_joined(title: str) -> str:
-    """A letter-spaced title as its word: "r e f e r e n c e s" (a title set in spaced small capitals,
-    whose text layer has a space after every letter) is "references"; any other title as it is."""
-    letters = title.split()
-    if len(letters) >= SPACED_LETTERS and all(len(letter) == 1 and letter.isalpha() for letter in letters):
-        return "".join(letters)
-    return title
 
 
 # -- tables and images --------------------------------------------------------------------------------
@@ -582,7 +571,7 @@ def _parse_pdf_text(
     progress: Progress | None,
     ocr: OcrSettings | None,
 ) -> PdfTextResult:
-    from ..pdf.images import picture_bytes, picture_scale
+    from ..pdf.images import JPEG_SCALE, picture_bytes, picture_scale
     from ..pdf.opening import PYMUPDF_LOCK, open_pdf, pdf_errors
 
     with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
@@ -655,8 +644,13 @@ def _parse_pdf_text(
                 if place.xref in decorative:
                     continue
                 scale = picture_scale(place.width, place.height, place.box)
-                # (Kept whole or reduced: a JPEG may be kept as it is only when whole.)
-                size = (place.xref, round(place.width * scale), round(place.height * scale), scale == 1)
+                # (A JPEG may be kept as embedded only at JPEG_SCALE or more.)
+                size = (
+                    place.xref,
+                    round(place.width * scale),
+                    round(place.height * scale),
+                    scale >= JPEG_SCALE,
+                )
                 if size not in cache:
                     # A plain JPEG kept whole is the PDF's own bytes; anything else a bounded PNG (an
                     # oversized picture drawn reduced; one that cannot be read left out with a warning, the
