@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import OcrError
+from ..tables import turned_blocks, turned_box
 from .settings import OcrSettings
 
 __all__ = ["MAX_OCR_PIXELS", "MAX_OCR_SIDE", "OcrRead", "plain_text", "read_page"]
@@ -351,30 +352,10 @@ def _rapidocr(page: Any, settings: OcrSettings, threads: int) -> OcrRead:
     words = [(*line["bbox"], line["spans"][0]["text"]) for line in lines]
     blocks = _group_lines(lines)
     if page.rotation:
-        blocks = _derotated(blocks, page.derotation_matrix)
-        words = [_derotated_word(word, page.derotation_matrix) for word in words]
+        unturn = tuple(page.derotation_matrix)
+        blocks = turned_blocks(blocks, unturn)
+        words = [(*turned_box(word[:4], unturn), word[4]) for word in words]
     return OcrRead(blocks, _tables(grids, _to_page(page, pixmap), words))
-
-
-def _derotated_box(box: tuple[float, ...], matrix: Any) -> tuple[float, float, float, float]:
-    import pymupdf
-
-    rect = pymupdf.Rect(box) * matrix
-    return (rect.x0, rect.y0, rect.x1, rect.y1)
-
-
-def _derotated_word(word: tuple[Any, ...], matrix: Any) -> tuple[Any, ...]:
-    return (*_derotated_box(word[:4], matrix), word[4])
-
-
-def _derotated(blocks: list[dict[str, Any]], matrix: Any) -> list[dict[str, Any]]:
-    for block in blocks:
-        block["bbox"] = _derotated_box(block["bbox"], matrix)
-        for line in block["lines"]:
-            line["bbox"] = _derotated_box(line["bbox"], matrix)
-            for span in line["spans"]:
-                span["bbox"] = _derotated_box(span["bbox"], matrix)
-    return blocks
 
 
 def read_page(page: Any, settings: OcrSettings, *, threads: int = 1) -> OcrRead:

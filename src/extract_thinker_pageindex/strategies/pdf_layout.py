@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..document.boxes import outer_box, union_rect
-from ..tables import inverse, reading_matrix, turned_box, turned_drawings
+from ..tables import inverse, reading_matrix, turned_blocks, turned_box, turned_drawings
 from ..tables.drawings import THIN_POINTS, VECTOR_FLAGS, page_paths, text_blocks
 
 __all__ = ["Line", "PageLines", "lines_from_blocks", "read_page_lines", "turned_lines"]
@@ -615,40 +615,6 @@ def turned_lines(
     result = lines_from_blocks(turned_blocks(blocks, turn), index, x1 - x0, y1 - y0)
     result.turn, result.own_width, result.own_height = tuple(turn), width, height
     return result
-
-
-def turned_blocks(blocks: list[dict[str, Any]], matrix: Sequence[float]) -> list[dict[str, Any]]:
-    """``dict`` blocks (text, picture and shape blocks) through a matrix of quarter turns: their boxes,
-    their lines' boxes and directions, their spans' boxes and origins."""
-    a, b, c, d, e, f = matrix
-
-    def point(x: float, y: float) -> tuple[float, float]:
-        return a * x + c * y + e, b * x + d * y + f
-
-    turned = []
-    for block in blocks:
-        block = {**block, "bbox": turned_box(block["bbox"], matrix)}
-        if "lines" in block:
-            lines = []
-            for line in block["lines"]:
-                dx, dy = line.get("dir", (1.0, 0.0))
-                spans = [
-                    {**span, "bbox": turned_box(span["bbox"], matrix), "origin": point(*span["origin"])}
-                    if "origin" in span
-                    else {**span, "bbox": turned_box(span["bbox"], matrix)}
-                    for span in line["spans"]
-                ]
-                lines.append(
-                    {
-                        **line,
-                        "bbox": turned_box(line["bbox"], matrix),
-                        "dir": (a * dx + c * dy, b * dx + d * dy),
-                        "spans": spans,
-                    }
-                )
-            block["lines"] = lines
-        turned.append(block)
-    return turned
 
 
 def lines_from_blocks(blocks: list[dict[str, Any]], index: int, width: float, height: float) -> PageLines:

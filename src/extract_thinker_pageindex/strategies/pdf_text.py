@@ -449,7 +449,8 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
     by_size: dict[tuple[int, int], list[int]] = {}
     for item in listed:
         by_size.setdefault((item[2], item[3]), []).append(item[0])
-    shared = {xref for xrefs in by_size.values() if len(set(xrefs)) > 1 for xref in xrefs}
+    ambiguous = {size for size, xrefs in by_size.items() if len(set(xrefs)) > 1}
+    shared = {xref for size in ambiguous for xref in by_size[size]}
     # Placements come from one pass over the page that notes pictures only (sizes and places: nothing is
     # decoded, no text laid out). Many pages place no picture big enough to be content (icons, rules,
     # bullets): they need no more.
@@ -457,7 +458,6 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
     pictures = [picture for picture in placed if big_enough(picture)]
     if not pictures:
         return found
-    ambiguous = {size for size, xrefs in by_size.items() if len(set(xrefs)) > 1}
     untold = 0
     for picture in pictures:
         size = (picture.width, picture.height)

@@ -27,6 +27,7 @@ __all__ = [
     "markdown_table",
     "reading_matrix",
     "tables_from_words",
+    "turned_blocks",
     "turned_box",
     "turned_drawings",
 ]
@@ -204,6 +205,36 @@ def turned_box(box: Sequence[float], matrix: Sequence[float]) -> tuple[float, fl
     corners = [_point(x, y, matrix) for x in (box[0], box[2]) for y in (box[1], box[3])]
     xs, ys = [x for x, _ in corners], [y for _, y in corners]
     return min(xs), min(ys), max(xs), max(ys)
+
+
+def turned_blocks(blocks: list[dict[str, Any]], matrix: Sequence[float]) -> list[dict[str, Any]]:
+    """``dict`` blocks (text, picture and shape blocks; PyMuPDF's or OCR's) through a matrix of quarter
+    turns, as new blocks: their boxes, their lines' boxes and directions, their spans' boxes and origins."""
+    a, b, c, d, e, f = matrix
+
+    def point(x: float, y: float) -> tuple[float, float]:
+        return a * x + c * y + e, b * x + d * y + f
+
+    turned = []
+    for block in blocks:
+        block = {**block, "bbox": turned_box(block["bbox"], matrix)}
+        if "lines" in block:
+            lines = []
+            for line in block["lines"]:
+                spans = [
+                    {**span, "bbox": turned_box(span["bbox"], matrix), "origin": point(*span["origin"])}
+                    if "origin" in span
+                    else {**span, "bbox": turned_box(span["bbox"], matrix)}
+                    for span in line["spans"]
+                ]
+                turned_line = {**line, "bbox": turned_box(line["bbox"], matrix), "spans": spans}
+                if "dir" in line:
+                    dx, dy = line["dir"]
+                    turned_line["dir"] = (a * dx + c * dy, b * dx + d * dy)
+                lines.append(turned_line)
+            block["lines"] = lines
+        turned.append(block)
+    return turned
 
 
 def turned_drawings(drawings: list[dict[str, Any]], matrix: Sequence[float]) -> list[dict[str, Any]]:
