@@ -507,6 +507,20 @@ def test_a_picture_that_cannot_be_read_is_left_out_with_a_warning_and_its_page_k
     assert built.pages[0].nodes[0].content == "The words on this page are still wanted."
 
 
+def add_oversized_black_picture(document: pymupdf.Document, page: pymupdf.Page, rect: pymupdf.Rect) -> None:
+    """A black 12,000 x 12,000 one-bit picture at ``rect``: over the limits of what is decoded whole."""
+    add_picture(
+        document,
+        page,
+        rect,
+        width=12_000,
+        height=12_000,
+        colorspace="/DeviceGray",
+        bits=1,
+        stream=deflated_zeros(1500 * 12_000),
+    )
+
+
 def _two_small_pictures_and_an_oversized_one(tmp_path: Path, *, in_a_form: bool) -> Path:
     """A page with a red and a blue 64 x 64 picture side by side (drawn by the page, or by a form: another
     page shown on it), and a 12,000 x 12,000 picture below them."""
@@ -523,16 +537,7 @@ def _two_small_pictures_and_an_oversized_one(tmp_path: Path, *, in_a_form: bool)
         drawn_by.insert_image(pymupdf.Rect(left, 100, left + 150, 250), stream=buffer.getvalue())
     if in_a_form:
         page.show_pdf_page(page.rect, source, 0)
-    add_picture(
-        document,
-        page,
-        pymupdf.Rect(72, 300, 540, 700),
-        width=12_000,
-        height=12_000,
-        colorspace="/DeviceGray",
-        bits=1,
-        stream=deflated_zeros(1500 * 12_000),
-    )
+    add_oversized_black_picture(document, page, pymupdf.Rect(72, 300, 540, 700))
     path = tmp_path / ("form.pdf" if in_a_form else "crowded.pdf")
     document.save(path)
     return path
@@ -795,16 +800,7 @@ def test_pictures_on_a_turned_page_are_drawn_and_measured_where_the_page_shows_t
 
     document = pymupdf.open()
     page = text_page(document, "A turned page with a very large black picture on it.")
-    add_picture(
-        document,
-        page,
-        pymupdf.Rect(72, 300, 540, 700),
-        width=12_000,
-        height=12_000,
-        colorspace="/DeviceGray",
-        bits=1,
-        stream=deflated_zeros(1500 * 12_000),
-    )
+    add_oversized_black_picture(document, page, pymupdf.Rect(72, 300, 540, 700))
     page.set_rotation(90)
     path = tmp_path / "turned.pdf"
     document.save(path)

@@ -1533,10 +1533,12 @@ def test_a_lines_bold_opening_is_its_bold_lead() -> None:
 # -- 20. two-column pages ----------------------------------------------------------------------------------
 
 
-def column_text(page: pymupdf.Page, x: float, y: float, text: str, lines: int) -> float:
-    """At most ``lines`` lines of ``text`` wrapped to a column at ``x`` from baseline ``y``, 10 pt every
-    13 pt; returns the baseline after them."""
-    for part in textwrap.wrap(text, COLUMN_CHARS)[:lines]:
+def column_text(
+    page: pymupdf.Page, x: float, y: float, text: str, lines: int, chars: int = COLUMN_CHARS
+) -> float:
+    """At most ``lines`` lines of ``text`` wrapped to ``chars`` characters at ``x`` from baseline ``y``,
+    10 pt every 13 pt; returns the baseline after them."""
+    for part in textwrap.wrap(text, chars)[:lines]:
         page.insert_text((x, y), part, fontsize=10, fontname="helv")
         y += 13
     return y
@@ -1884,17 +1886,13 @@ def test_a_title_opening_with_a_small_capital_is_a_heading(tmp_path: Path, font:
     document = pymupdf.open()
     page = document.new_page()
     y = 80.0
-    for text in textwrap.wrap(prose(0, 4), 90)[:6]:
-        page.insert_text((72, y), text, fontsize=10, fontname="helv")
-        y += 13
+    y = column_text(page, 72, y, prose(0, 4), 6, 90)
     page.insert_font(fontname="Fsc", fontbuffer=pymupdf.Font("hebo").buffer)
     page.insert_text((72, y + 14), "l", fontsize=11, fontname="Fsc")
     after = 72 + pymupdf.get_text_length("l", fontname="hebo", fontsize=11)
     page.insert_text((after, y + 14), "-asparaginase applications", fontsize=11, fontname="hebo")
     y += 32
-    for text in textwrap.wrap(prose(4, 4), 90)[:6]:
-        page.insert_text((72, y), text, fontsize=10, fontname="helv")
-        y += 13
+    y = column_text(page, 72, y, prose(4, 4), 6, 90)
     renamed = _renamed_fonts(document, {"Nimbus": font})
     spans = [
         span
@@ -1969,15 +1967,11 @@ def test_a_letter_spaced_title_is_kept_as_its_word(tmp_path: Path) -> None:
     document = pymupdf.open()
     page = document.new_page()
     y = 80.0
-    for text in textwrap.wrap(prose(0, 4), 90)[:6]:
-        page.insert_text((72, y), text, fontsize=10, fontname="helv")
-        y += 13
+    y = column_text(page, 72, y, prose(0, 4), 6, 90)
     page.insert_text((72, y + 16), "R E F E R E N C E S", fontsize=12, fontname="hebo")
     page.insert_text((72, y + 50), "N O T E  2", fontsize=12, fontname="hebo")  # not letters alone: as set
     y += 70
-    for text in textwrap.wrap(prose(4, 4), 90)[:6]:
-        page.insert_text((72, y), text, fontsize=10, fontname="helv")
-        y += 13
+    y = column_text(page, 72, y, prose(4, 4), 6, 90)
     document.save(tmp_path / "spaced.pdf")
 
     titles = heading_texts(build_index(tmp_path / "spaced.pdf", strategy="text"))
@@ -1996,10 +1990,7 @@ def test_a_turned_page_keeps_the_documents_running_header_set_across_the_turn(tm
             page = document[1]
         else:
             page = document.new_page(width=600, height=800)
-            y = 100.0
-            for text in textwrap.wrap(prose(number, 5), 100)[:8]:
-                page.insert_text((72, y), text, fontsize=10, fontname="helv")
-                y += 13
+            column_text(page, 72, 100.0, prose(number, 5), 8, 100)
         page.insert_text((72, 30), "Journal of Generated Documents 2026", fontsize=8, fontname="helv")
     document.save(tmp_path / "journal.pdf")
 
@@ -2032,14 +2023,10 @@ def test_letter_spaced_words_stay_as_set_and_match_their_contents_entry(tmp_path
     document = pymupdf.open()
     page = document.new_page()
     y = 80.0
-    for text in textwrap.wrap(prose(0, 4), 90)[:6]:
-        page.insert_text((72, y), text, fontsize=10, fontname="helv")
-        y += 13
+    y = column_text(page, 72, y, prose(0, 4), 6, 90)
     page.insert_text((72, y + 16), "A N N U A L   R E P O R T", fontsize=12, fontname="hebo")
     y += 40
-    for text in textwrap.wrap(prose(4, 4), 90)[:6]:
-        page.insert_text((72, y), text, fontsize=10, fontname="helv")
-        y += 13
+    y = column_text(page, 72, y, prose(4, 4), 6, 90)
     document.save(tmp_path / "spaced.pdf")
     assert "A N N U A L R E P O R T" in heading_texts(build_index(tmp_path / "spaced.pdf", strategy="text"))
     # A contents entry set spaced matches the heading kept as its word.
