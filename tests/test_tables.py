@@ -822,3 +822,24 @@ def test_the_label_column_is_measured_before_centred_label_lines_merge():
         "Sentenced",
         "Other matters",
     ]
+
+
+def test_a_running_headers_page_number_is_no_row_of_a_small_table_far_below_it():
+    """A page whose running header ends in its number ("3 CITATIONS ... 2"), then lines of text that all
+    end left of that number, then a small table: the number stands in no column of the table (a column
+    is held by two rows at least), so neither it nor the text between is part of the table."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    put(page, 72, 60, "3 CITATIONS")
+    put(page, 540, 60, "2", right=True)
+    lines = ["3 Citations", "It is also possible to cite works", "from a database, here we cite two."]
+    lines += ["2.3 Figures and Tables", "Small images may be shown inline", "and tables within the text:"]
+    for number, text in enumerate(lines):
+        put(page, 72, 76 + 12 * number, text)
+    top = 76 + 12 * len(lines)
+    for number, (label, value) in enumerate([("This", "11"), ("That", "2"), ("Other", "37")]):
+        put(page, 151, top + 12 * number, label)
+        put(page, 213, top + 12 * number, value, right=True)
+    table = only_table(document)
+    assert table.rows == [["This", "11"], ["That", "2"], ["Other", "37"]]
+    assert table.bbox[1] > top - 12

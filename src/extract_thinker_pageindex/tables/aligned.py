@@ -11,7 +11,9 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
 - **Columns** are where the segments after the labels overlap from row to row (a figure column's
   right-aligned numbers overlap whatever their widths); the labels are the first column. A segment or
   two running across the gap between two columns (up to :data:`BRIDGE_SHARE` of the rows) do not join
-  them. A short line alone between groups of rows ("Females") keeps the groups one table.
+  them. A short line alone between groups of rows ("Females") keeps the groups one table. A body row at
+  the top or the bottom whose figures stand in no column (a running header's page number, a chart's
+  axis) is left out, with the lines between it and the rest.
 - **Header rows** are the rows at the top whose figures are years, and the rows above them whose
   segments stand over the figure columns, close together ("Year ended December 31,"): a segment over
   several columns (or in the gap between two) spans them. A title centred left of the columns, centred
@@ -211,6 +213,31 @@ def _regions(rows: list[Row]) -> list[list[Row]]:
     return [region for region in regions if sum(1 for row in region if _body(row)) >= MIN_BODY_ROWS]
 
 
+def _without_strays(region: list[Row], columns: list[tuple[float, float]]) -> list[Row]:
+    """A region without the body rows at its top or bottom whose figures stand in none of its columns,
+    nor the label rows between them and the rest: a running header's page number ("3 CITATIONS  2")
+    that a page of text joins to a small table far below it, through the lines between them that are
+    all left of that number; a chart's axis under its plotted values. A column is held by two rows at
+    least, so a row of its own is no part of the table (a row of years is the header's, wherever its
+    years stand)."""
+
+    def stray(row: Row) -> bool:
+        if _years_only(row):
+            return False  # a header's years, set over the figures or beside them
+        first = 0 if row.segments[0].figure else 1
+        return not any(
+            segment.x0 < x1 and segment.x1 > x0 for segment in row.segments[first:] for x0, x1 in columns
+        )
+
+    bodies = [index for index, row in enumerate(region) if _body(row)]
+    start, end = 0, len(bodies)
+    while end - start >= MIN_BODY_ROWS and stray(region[bodies[start]]):
+        start += 1
+    while end - start >= MIN_BODY_ROWS and stray(region[bodies[end - 1]]):
+        end -= 1
+    return region[bodies[start] : bodies[end - 1] + 1]
+
+
 def _title(segment: Segment, left_edge: float, columns: list[tuple[float, float]]) -> bool:
     """A line centred over the whole table (its labels and columns) and over no run of its columns: a
     title or a unit line ("[In thousands]"), not a header spanning columns."""
@@ -329,6 +356,13 @@ def aligned_tables(rows: list[Row]) -> list[PageTable]:
         columns = _columns(body)
         if not columns:
             continue
+        kept = _without_strays(region, columns)
+        if len(kept) < len(region):
+            region = kept
+            body = [row for row in region if _body(row)]
+            columns = _columns(body) if len(body) >= MIN_BODY_ROWS else []
+            if not columns:
+                continue
         # Leading rows of years are the header, not the body.
         head = 0
         while head < len(region) and _body(region[head]) and _years_only(region[head]):
