@@ -41,6 +41,7 @@ from structure_eval import _matches as title_matches
 
 from extract_thinker_pageindex import HeadingNode, build_index
 from extract_thinker_pageindex.strategies import pdf_contents, pdf_layout, pdf_structure, pdf_text
+from extract_thinker_pageindex.tables import aligned
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -165,6 +166,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     ],
     "no letter-spaced titles joined": [(pdf_text, "letters_joined", lambda title: title)],
     "no turned pages read as shown": [(pdf_layout, "reading_matrix", lambda *args, **kwargs: None)],
+    "no stray table rows left out": [(aligned, "_without_strays", lambda region, columns: region)],
     "no small-capital openings": [
         (pdf_structure, "_heading_like", _no_capital_openings(pdf_structure._heading_like))
     ],

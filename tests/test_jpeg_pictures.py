@@ -235,3 +235,28 @@ def test_a_jpeg_whose_decode_parameters_stand_in_another_object_becomes_a_png(tm
 
     node = the_image(path)
     assert node.image_data is not None and node.image_data.startswith(PNG_MAGIC)
+
+
+def test_a_jpeg_finer_than_its_limit_is_decoded_reduced_with_its_own_colours(tmp_path: Path) -> None:
+    """A photo of 1,600 x 1,200 pixels shown 2 x 1.5 inches (800 dpi, finer than ``MAX_JPEG_DPI``) becomes a
+    PNG at 300 dpi: libjpeg decodes it at a half and MuPDF scales that; the pixels are the whole photo's,
+    reduced (red at the left, blue at the right, green along the bottom), not a corner of it."""
+    picture = Image.new("RGB", (1600, 1200), (220, 30, 30))
+    picture.paste((30, 30, 220), (800, 0, 1600, 1200))
+    picture.paste((30, 200, 30), (0, 1000, 1600, 1200))
+    buffer = io.BytesIO()
+    picture.save(buffer, "JPEG", quality=90)
+    path = pdf_with(tmp_path, buffer.getvalue(), rect=pymupdf.Rect(72, 100, 216, 208))
+
+    node = the_image(path)
+
+    assert node.image_data is not None and node.image_data.startswith(PNG_MAGIC)
+    with Image.open(io.BytesIO(node.image_data)) as kept:
+        assert abs(kept.size[0] - 600) <= 4 and abs(kept.size[1] - 450) <= 4  # its place, to whole points
+        rgb = kept.convert("RGB")
+        for (x, y), colour in {
+            (100, 100): (220, 30, 30),
+            (500, 100): (30, 30, 220),
+            (300, 430): (30, 200, 30),
+        }.items():
+            assert all(abs(a - b) <= 12 for a, b in zip(rgb.getpixel((x, y)), colour, strict=True)), (x, y)
