@@ -1815,6 +1815,26 @@ def test_a_title_beside_the_next_columns_text_on_a_three_column_page_is_a_headin
     assert ("General Instructions" in heading_texts(build(path))) is is_heading
 
 
+def test_columns_narrower_than_a_fifth_of_the_paper_are_columns_of_a_narrow_type_area(tmp_path: Path) -> None:
+    # A LaTeX manual's index: three columns of 8 pt text, 95 pt wide, on a letter page whose text spans
+    # 310 pt (wide margins). Each column is a sixth of the paper but a third of the type area: the title in
+    # the first column, beside the other columns' lines, is a heading, not a cell of a row.
+    document = pymupdf.open()
+    page = document.new_page()
+    lefts = (150.0, 258.0, 366.0)
+    for number, left in enumerate(lefts):
+        rows = textwrap.wrap(prose(3 * number, 6), 22)[: 26 if number else 14]
+        for row, text in enumerate(rows):
+            page.insert_text((left, 80 + 11 * row), text, fontsize=8, fontname="helv")
+    page.insert_text((150, 80 + 11 * 15 + 4), "General Notes", fontsize=12, fontname="hebo")
+    for row, text in enumerate(textwrap.wrap(prose(20, 3), 22)[:9]):
+        page.insert_text((150, 80 + 11 * 17 + 11 * row), text, fontsize=8, fontname="helv")
+    path = save(document, tmp_path, "narrow.pdf")
+    assert max(line.bbox[2] - line.bbox[0] for line in page_lines(path).lines) < 0.2 * 612  # the premise
+
+    assert "General Notes" in heading_texts(build(path))
+
+
 def test_a_long_numbered_item_title_in_body_type_is_still_a_heading(tmp_path: Path) -> None:
     # The twelve-word limit is for titles in italics or another font; Items run to fourteen words and more.
     title = "Item 7. Management's Discussion and Analysis of Financial Condition and Results of Operations"

@@ -169,29 +169,40 @@ def _other_column(line: Line, other: Line, page: PageLines) -> bool:
     )
 
 
+def _type_area_width(page: PageLines) -> float:
+    """How wide the page's text is set: from its leftmost line's left edge to its rightmost line's right
+    edge (the paper's width on a page without lines)."""
+    if not page.lines:
+        return page.width
+    return max(line.bbox[2] for line in page.lines) - min(line.bbox[0] for line in page.lines)
+
+
 def _column_page(page: PageLines) -> list[tuple[float, float]]:
     """The columns a page is set in, as ``(left, right)`` spans, when it has two or more; an empty list for
     a page of one column.
 
-    A column is five lines or more of running text (a fifth of the page wide at least, half of it at
-    most, no wide gaps) starting at one left edge; its span runs to their median right edge, and a left
-    edge inside the span before it is an indent, not a column. A page with five such lines on each side
-    of its middle has its two halves at least (a paper's two columns; an instructions book has three; a
+    A column is five lines or more of running text (a fifth of the type area wide at least, half of it
+    at most, no wide gaps) starting at one left edge; its span runs to their median right edge, and a
+    left edge inside the span before it is an indent, not a column. The type area is where the page's
+    lines reach from left to right: a LaTeX book's index in three columns on a page of wide margins has
+    columns of a sixth of the paper, a third of the text. A page with five such lines on each side of
+    its middle has its two halves at least (a paper's two columns; an instructions book has three; a
     statement's labels and figures make no such lines).
     """
     middle, margin = page.width / 2, page.width * 0.02
+    area = _type_area_width(page)
     starts: list[tuple[float, list[float]]] = []  # (left edge, right edges of its lines)
     left = right = 0
     for line in sorted(page.lines, key=lambda item: item.bbox[0]):
         width = line.bbox[2] - line.bbox[0]
-        if width < page.width * COLUMN_MIN_WIDTH or line.max_gap >= 2 * line.size:
+        if width < area * COLUMN_MIN_WIDTH or line.max_gap >= 2 * line.size:
             continue
         if line.bbox[2] <= middle + margin:
             left += 1
         elif line.bbox[0] >= middle - margin:
             right += 1
-        if width > page.width / 2:
-            continue  # across the page (a title, a caption over two columns): in no column
+        if width > area / 2:
+            continue  # across the type area (a title, a caption over two columns): in no column
         if starts and line.bbox[0] - starts[-1][0] <= margin:
             starts[-1][1].append(line.bbox[2])
         else:
