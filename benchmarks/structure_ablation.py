@@ -166,7 +166,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     ],
     "no letter-spaced titles joined": [(pdf_text, "letters_joined", lambda title: title)],
     "no turned pages read as shown": [(pdf_layout, "reading_matrix", lambda *args, **kwargs: None)],
-    "no columns measured on the type area": [(pdf_structure, "_type_area_width", lambda page: page.width)],
+    "no columns tiling the type area": [(pdf_structure, "_tiled_columns", lambda page: [])],
     "no stray table rows left out": [(aligned, "_without_strays", lambda region, columns: region)],
     "no small-capital openings": [
         (pdf_structure, "_heading_like", _no_capital_openings(pdf_structure._heading_like))

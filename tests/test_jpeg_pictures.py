@@ -237,10 +237,21 @@ def test_a_jpeg_whose_decode_parameters_stand_in_another_object_becomes_a_png(tm
     assert node.image_data is not None and node.image_data.startswith(PNG_MAGIC)
 
 
-def test_a_jpeg_finer_than_its_limit_is_decoded_reduced_with_its_own_colours(tmp_path: Path) -> None:
+def test_a_jpeg_finer_than_its_limit_is_decoded_reduced_with_its_own_colours(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A photo of 1,600 x 1,200 pixels shown 2 x 1.5 inches (800 dpi, finer than ``MAX_JPEG_DPI``) becomes a
-    PNG at 300 dpi: libjpeg decodes it at a half and MuPDF scales that; the pixels are the whole photo's,
-    reduced (red at the left, blue at the right, green along the bottom), not a corner of it."""
+    PNG at 300 dpi: libjpeg decodes it at a half (never whole) and MuPDF scales that; the pixels are the
+    whole photo's, reduced (red at the left, blue at the right, green along the bottom), not a corner."""
+    decoded: list[tuple[int, int]] = []
+    original = pymupdf.mupdf.fz_get_pixmap_from_image
+
+    def noting(*args: object) -> object:
+        result = original(*args)
+        decoded.append((result[0].w(), result[0].h()))
+        return result
+
+    monkeypatch.setattr(pymupdf.mupdf, "fz_get_pixmap_from_image", noting)
     picture = Image.new("RGB", (1600, 1200), (220, 30, 30))
     picture.paste((30, 30, 220), (800, 0, 1600, 1200))
     picture.paste((30, 200, 30), (0, 1000, 1600, 1200))
@@ -250,6 +261,7 @@ def test_a_jpeg_finer_than_its_limit_is_decoded_reduced_with_its_own_colours(tmp
 
     node = the_image(path)
 
+    assert decoded == [(800, 600)]
     assert node.image_data is not None and node.image_data.startswith(PNG_MAGIC)
     with Image.open(io.BytesIO(node.image_data)) as kept:
         assert abs(kept.size[0] - 600) <= 4 and abs(kept.size[1] - 450) <= 4  # its place, to whole points

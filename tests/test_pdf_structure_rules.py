@@ -35,7 +35,7 @@ from extract_thinker_pageindex.strategies.pdf_layout import (
     lines_from_blocks,
     read_page_lines,
 )
-from extract_thinker_pageindex.strategies.pdf_structure import body_size, detect_headings
+from extract_thinker_pageindex.strategies.pdf_structure import _column_page, body_size, detect_headings
 from extract_thinker_pageindex.strategies.pdf_text import _text_flags, has_text_layer
 from pdf_support import SENTENCES, prose
 
@@ -1833,6 +1833,37 @@ def test_columns_narrower_than_a_fifth_of_the_paper_are_columns_of_a_narrow_type
     assert max(line.bbox[2] - line.bbox[0] for line in page_lines(path).lines) < 0.2 * 612  # the premise
 
     assert "General Notes" in heading_texts(build(path))
+
+
+def test_a_terms_table_on_a_page_of_running_text_is_no_page_of_columns(tmp_path: Path) -> None:
+    # A glossary table on a page of full-width paragraphs, written column by column: terms at the left,
+    # each beside its description. Its two columns are a fifth to a half of the type area wide, but
+    # differ in width and leave the type area's right part empty: they do not tile it, so the page is not
+    # set in columns and a term beside its description is a cell of a row, not a heading.
+    document = pymupdf.open()
+    page = document.new_page()
+    y = 72.0
+    for text in textwrap.wrap(prose(0, 4), 95):
+        page.insert_text((72, y), text, fontsize=10, fontname="helv")
+        y += 13
+    terms = ["Accrual basis terms", "Amortization terms", "Capital lease terms", "Depreciation terms"]
+    terms += ["Fair value terms used", "Goodwill terms used"]
+    meanings = ["Revenue recorded when earned", "Spreading a cost over time", "A lease kept as an asset"]
+    meanings += ["Wear of fixed assets by year", "The price in an orderly sale", "Paid above the net assets"]
+    top = y + 10
+    for column, texts, font in ((72.0, terms, "hebo"), (230.0, meanings, "helv")):
+        for row, text in enumerate(texts):
+            page.insert_text((column, top + 14 * row), text, fontsize=10, fontname=font)
+    y = top + 14 * len(terms) + 10
+    for text in textwrap.wrap(prose(7, 4), 95):
+        page.insert_text((72, y), text, fontsize=10, fontname="helv")
+        y += 13
+    path = save(document, tmp_path, "glossary.pdf")
+    lines = page_lines(path)
+    assert [line.text for line in lines.lines if line.text in terms] == terms  # the premise: lines apart
+
+    assert _column_page(lines) == []
+    assert not set(terms) & set(heading_texts(build(path)))
 
 
 def test_a_long_numbered_item_title_in_body_type_is_still_a_heading(tmp_path: Path) -> None:

@@ -843,3 +843,22 @@ def test_a_running_headers_page_number_is_no_row_of_a_small_table_far_below_it()
     table = only_table(document)
     assert table.rows == [["This", "11"], ["That", "2"], ["Other", "37"]]
     assert table.bbox[1] > top - 12
+
+
+@pytest.mark.parametrize("where", ["total under", "balance over"])
+def test_a_total_in_an_outer_column_of_its_own_right_by_its_rows_stays_in_the_table(where: str) -> None:
+    """A staggered statement: the items' figures in one column, their total (or the opening balance) in an
+    outer column of its own, right under (or over) them: no line of text stands between, so the row is
+    the table's, though no other row holds a figure in its column."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    items = [("Rent", "1,200"), ("Utilities", "300"), ("Insurance", "450")]
+    outer = ("Total expenses", "1,950") if where == "total under" else ("Balance, January 1", "10,000")
+    rows = [*items, outer] if where == "total under" else [outer, *items]
+    for number, (label, value) in enumerate(rows):
+        put(page, 72, 100 + 12 * number, label)
+        put(page, 400 if (label, value) == outer else 300, 100 + 12 * number, value, right=True)
+    table = only_table(document)
+    assert [" ".join(cell for cell in row if cell) for row in table.rows] == [
+        f"{label} {value}" for label, value in rows
+    ]

@@ -495,10 +495,11 @@ def picture_png(
 
 def _decoded(document: Any, xref: int, scale: float) -> Any:
     """A picture object decoded as a PyMuPDF pixmap, reduced to ``scale`` of its size when that is less
-    than 1 (and it has colours: a stencil mask is left whole). MuPDF is asked for the reduced size while
-    it decodes: a JPEG comes out of libjpeg at a half, a quarter or an eighth of its size without being
-    decoded whole (four to five times faster on the eval sets' reduced JPEGs), other pictures are halved
-    as they are decoded; what is left of the reduction is a scaling of the smaller pixmap."""
+    than 1. MuPDF is asked for the reduced size while it decodes: it reduces by the largest power of two
+    that keeps the picture at least that size (up to 64 times) — a JPEG comes out of libjpeg so reduced
+    without being decoded whole (four to five times faster on the eval sets' reduced JPEGs), other
+    pictures are subsampled right after decoding —, and what is left of the reduction is a scaling of
+    the smaller pixmap (not done for a pixmap without colours, which is drawn from the page instead)."""
     pymupdf = load_pymupdf()
     mupdf = pymupdf.mupdf
 

@@ -33,6 +33,8 @@ WEAK_TITLE_WORDS = 12  # (italics and another font: capitals and numbering mark 
 ON_END = 2.5
 #: Lines of a column's width on each side of the middle that make a page one of two columns.
 COLUMN_LINES = 5
+#: Columns measured against the type area are of one width: each within this share of their median.
+TILE_SLACK = 0.2
 HEADER_BAND = 0.09  # top and bottom share of the page where running headers and footers live
 
 # A bullet or enumerator opening a list item: "•", "-", "1.", "(a)", "(iv)".
@@ -169,40 +171,42 @@ def _other_column(line: Line, other: Line, page: PageLines) -> bool:
     )
 
 
-def _type_area_width(page: PageLines) -> float:
-    """How wide the page's text is set: from its leftmost line's left edge to its rightmost line's right
-    edge (the paper's width on a page without lines)."""
-    if not page.lines:
-        return page.width
-    return max(line.bbox[2] for line in page.lines) - min(line.bbox[0] for line in page.lines)
-
-
 def _column_page(page: PageLines) -> list[tuple[float, float]]:
     """The columns a page is set in, as ``(left, right)`` spans, when it has two or more; an empty list for
     a page of one column.
 
-    A column is five lines or more of running text (a fifth of the type area wide at least, half of it
-    at most, no wide gaps) starting at one left edge; its span runs to their median right edge, and a
-    left edge inside the span before it is an indent, not a column. The type area is where the page's
-    lines reach from left to right: a LaTeX book's index in three columns on a page of wide margins has
-    columns of a sixth of the paper, a third of the text. A page with five such lines on each side of
-    its middle has its two halves at least (a paper's two columns; an instructions book has three; a
-    statement's labels and figures make no such lines).
+    A column is five lines or more of running text (a fifth of the page wide at least, half of it at
+    most, no wide gaps) starting at one left edge; its span runs to their median right edge, and a left
+    edge inside the span before it is an indent, not a column. A page with five such lines on each side
+    of its middle has its two halves at least (a paper's two columns; an instructions book has three; a
+    statement's labels and figures make no such lines). Failing those, columns measured against the type
+    area instead of the paper count when they tile it (see :func:`_tiled_columns`).
     """
+    middle = page.width / 2
+    columns, left, right = _columns_measured(page, page.width)
+    if len(columns) >= 2:
+        return columns
+    if left >= COLUMN_LINES and right >= COLUMN_LINES:
+        return [(0.0, middle), (middle, page.width)]
+    return _tiled_columns(page)
+
+
+def _columns_measured(page: PageLines, measure: float) -> tuple[list[tuple[float, float]], int, int]:
+    """The columns of running-text lines a fifth to a half of ``measure`` wide (see :func:`_column_page`),
+    and how many such lines stand left and right of the page's middle."""
     middle, margin = page.width / 2, page.width * 0.02
-    area = _type_area_width(page)
     starts: list[tuple[float, list[float]]] = []  # (left edge, right edges of its lines)
     left = right = 0
     for line in sorted(page.lines, key=lambda item: item.bbox[0]):
         width = line.bbox[2] - line.bbox[0]
-        if width < area * COLUMN_MIN_WIDTH or line.max_gap >= 2 * line.size:
+        if width < measure * COLUMN_MIN_WIDTH or line.max_gap >= 2 * line.size:
             continue
         if line.bbox[2] <= middle + margin:
             left += 1
         elif line.bbox[0] >= middle - margin:
             right += 1
-        if width > area / 2:
-            continue  # across the type area (a title, a caption over two columns): in no column
+        if width > measure / 2:
+            continue  # across the page (a title, a caption over two columns): in no column
         if starts and line.bbox[0] - starts[-1][0] <= margin:
             starts[-1][1].append(line.bbox[2])
         else:
@@ -211,9 +215,36 @@ def _column_page(page: PageLines) -> list[tuple[float, float]]:
     for edge, rights in starts:
         if len(rights) >= COLUMN_LINES and not (columns and edge < columns[-1][1]):
             columns.append((edge, statistics.median(rights)))
-    if len(columns) >= 2:
-        return columns
-    return [(0.0, middle), (middle, page.width)] if left >= COLUMN_LINES and right >= COLUMN_LINES else []
+    return columns, left, right
+
+
+def _tiled_columns(page: PageLines) -> list[tuple[float, float]]:
+    """Columns measured against the page's type area (as far as its lines reach from left to right), kept
+    when they tile it as set text does: two or more, of one width (within :data:`TILE_SLACK` of their
+    median), the first starting at the type area's left edge, the last ending within a fifth of a column
+    of its right edge, and gutters of half a column at most between them. A LaTeX manual's index in
+    three columns on a page of wide margins has columns of a sixth of the paper, too narrow for
+    :func:`_column_page`'s own measure; the columns of a table (a term and its description, a label and
+    its cells) differ in width, stand far apart or leave the type area's rest to the text around them."""
+    if not page.lines:
+        return []
+    area_left = min(line.bbox[0] for line in page.lines)
+    area_right = max(line.bbox[2] for line in page.lines)
+    columns, _, _ = _columns_measured(page, area_right - area_left)
+    if len(columns) < 2:
+        return []
+    widths = sorted(x1 - x0 for x0, x1 in columns)
+    usual = widths[len(widths) // 2]
+    margin = page.width * 0.02
+    if (
+        widths[0] < (1 - TILE_SLACK) * usual
+        or widths[-1] > (1 + TILE_SLACK) * usual
+        or columns[0][0] > area_left + margin
+        or columns[-1][1] < area_right - 0.2 * usual
+        or any(after[0] - before[1] > usual / 2 for before, after in itertools.pairwise(columns))
+    ):
+        return []
+    return columns
 
 
 def _column_of(

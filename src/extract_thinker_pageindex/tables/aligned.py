@@ -12,8 +12,9 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
   right-aligned numbers overlap whatever their widths); the labels are the first column. A segment or
   two running across the gap between two columns (up to :data:`BRIDGE_SHARE` of the rows) do not join
   them. A short line alone between groups of rows ("Females") keeps the groups one table. A body row at
-  the top or the bottom whose figures stand in no column (a running header's page number, a chart's
-  axis) is left out, with the lines between it and the rest.
+  the top or the bottom whose figures stand in no column is left out, with the lines between it and the
+  rest, when lines of text stand between them (a running header's page number) or it has no label (a
+  chart's axis of values); a total in an outer column of its own, right under its rows, stays.
 - **Header rows** are the rows at the top whose figures are years, and the rows above them whose
   segments stand over the figure columns, close together ("Year ended December 31,"): a segment over
   several columns (or in the gap between two) spans them. A title centred left of the columns, centred
@@ -214,26 +215,29 @@ def _regions(rows: list[Row]) -> list[list[Row]]:
 
 
 def _without_strays(region: list[Row], columns: list[tuple[float, float]]) -> list[Row]:
-    """A region without the body rows at its top or bottom whose figures stand in none of its columns,
-    nor the label rows between them and the rest: a running header's page number ("3 CITATIONS  2")
-    that a page of text joins to a small table far below it, through the lines between them that are
-    all left of that number; a chart's axis under its plotted values. A column is held by two rows at
-    least, so a row of its own is no part of the table (a row of years is the header's, wherever its
-    years stand)."""
+    """A region without the body rows at its top or bottom that stand apart from the rest: their segments
+    after the label in none of its columns (a column is held by two rows at least), and either lines of
+    text between them and the next body row, or no label (figures alone). A running header's page
+    number ("3 CITATIONS  2") that a page of text joins to a small table far below it, through the lines
+    between that all end left of that number; a chart's axis of values under its plotted figures. A
+    total or an opening balance set in an outer column of its own, right under or over the rows it sums,
+    stays; so does a row of years, the header's wherever its years stand."""
 
-    def stray(row: Row) -> bool:
+    def stray(position: int, neighbour: int) -> bool:
+        row = region[bodies[position]]
         if _years_only(row):
             return False  # a header's years, set over the figures or beside them
         first = 0 if row.segments[0].figure else 1
-        return not any(
-            segment.x0 < x1 and segment.x1 > x0 for segment in row.segments[first:] for x0, x1 in columns
-        )
+        if any(segment.x0 < x1 and segment.x1 > x0 for segment in row.segments[first:] for x0, x1 in columns):
+            return False
+        # Lines of text between it and the next body row, or nothing but figures.
+        return abs(bodies[neighbour] - bodies[position]) > 1 or first == 0
 
     bodies = [index for index, row in enumerate(region) if _body(row)]
     start, end = 0, len(bodies)
-    while end - start >= MIN_BODY_ROWS and stray(region[bodies[start]]):
+    while end - start >= MIN_BODY_ROWS and stray(start, start + 1):
         start += 1
-    while end - start >= MIN_BODY_ROWS and stray(region[bodies[end - 1]]):
+    while end - start >= MIN_BODY_ROWS and stray(end - 1, end - 2):
         end -= 1
     return region[bodies[start] : bodies[end - 1] + 1]
 
