@@ -1835,6 +1835,67 @@ def test_columns_narrower_than_a_fifth_of_the_paper_are_columns_of_a_narrow_type
     assert "General Notes" in heading_texts(build(path))
 
 
+def three_column_page(tmp_path: Path, case: str) -> Path:
+    """A LaTeX manual's index page: three columns of 8 pt lines, 76 pt wide, on a type area of wide margins
+    (each column a sixth of the paper), changed as ``case`` says."""
+    document = pymupdf.open()
+    page = document.new_page()
+    lefts, wraps = (150.0, 258.0, 366.0), (22, 22, 22)
+    if case == "uneven widths":
+        wraps = (22, 22, 32)  # the third column half as wide again
+    if case == "wide gutters":
+        lefts = (150.0, 276.0, 402.0)  # 50 pt between columns of 76
+    for number, (left, wrap) in enumerate(zip(lefts, wraps, strict=True)):
+        for row, text in enumerate(textwrap.wrap(prose(3 * number, 6), wrap)[:26]):
+            page.insert_text((left, 80 + 11 * row), text, fontsize=8, fontname="helv")
+    if case == "text right of the columns":
+        page.insert_text((470, 300), "Note 12", fontsize=8, fontname="helv")
+    if case == "text left of the columns":
+        page.insert_text((100, 300), "Note 12", fontsize=8, fontname="helv")
+    if case == "margin furniture":  # a page number in the header band, a stamp on end in the margin
+        page.insert_text((560, 40), "412", fontsize=8, fontname="helv")
+        page.insert_text((30, 600), "arXiv:2401.00001v1 [cs.CL] 1 Jan 2024", fontsize=10, rotate=90)
+    return save(document, tmp_path, "index.pdf")
+
+
+@pytest.mark.parametrize(
+    ("case", "tiled"),
+    [
+        ("as set", True),
+        ("margin furniture", True),
+        ("uneven widths", False),
+        ("wide gutters", False),
+        ("text right of the columns", False),
+        ("text left of the columns", False),
+    ],
+)
+def test_narrow_columns_count_only_when_they_tile_the_type_area(
+    tmp_path: Path, case: str, tiled: bool
+) -> None:
+    # Columns too narrow for a fifth of the paper: of one width, from the type area's left edge to its
+    # right, gutters of half a column at most. The margins' furniture is no part of the type area.
+    columns = _column_page(page_lines(three_column_page(tmp_path, case)))
+
+    assert (len(columns) == 3) is tiled and (columns == []) is not tiled
+
+
+def test_a_table_of_text_cells_with_a_header_row_is_no_page_of_columns(tmp_path: Path) -> None:
+    # A page holding only a table of four text columns of one width, written column by column: its columns
+    # tile the type area, but each opens with a bold header on one band, a row of cells: its header cells
+    # are no headings.
+    document = pymupdf.open()
+    page = document.new_page()
+    heads = ["Requirement", "Description", "Owner", "Status"]
+    for number, (left, head) in enumerate(zip((60.0, 181.0, 302.0, 423.0), heads, strict=True)):
+        page.insert_text((left, 80), head, fontsize=10, fontname="hebo")
+        for row, text in enumerate(textwrap.wrap(prose(3 * number, 6), 24)[:20]):
+            page.insert_text((left, 96 + 12 * row), text, fontsize=9, fontname="helv")
+    path = save(document, tmp_path, "cells.pdf")
+
+    assert _column_page(page_lines(path)) == []
+    assert not set(heads) & set(heading_texts(build(path)))
+
+
 def test_a_terms_table_on_a_page_of_running_text_is_no_page_of_columns(tmp_path: Path) -> None:
     # A glossary table on a page of full-width paragraphs, written column by column: terms at the left,
     # each beside its description. Its two columns are a fifth to a half of the type area wide, but

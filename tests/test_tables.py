@@ -845,20 +845,40 @@ def test_a_running_headers_page_number_is_no_row_of_a_small_table_far_below_it()
     assert table.bbox[1] > top - 12
 
 
-@pytest.mark.parametrize("where", ["total under", "balance over"])
+@pytest.mark.parametrize("where", ["total under", "balance over", "balance over a section label"])
 def test_a_total_in_an_outer_column_of_its_own_right_by_its_rows_stays_in_the_table(where: str) -> None:
     """A staggered statement: the items' figures in one column, their total (or the opening balance) in an
-    outer column of its own, right under (or over) them: no line of text stands between, so the row is
-    the table's, though no other row holds a figure in its column."""
+    outer column of its own, right under (or over) them, a section's label between at most: no blank line
+    and no text sets it apart, so the row is the table's, though no other row holds a figure in its
+    column."""
     document = pymupdf.open()
     page = document.new_page(width=612, height=792)
     items = [("Rent", "1,200"), ("Utilities", "300"), ("Insurance", "450")]
     outer = ("Total expenses", "1,950") if where == "total under" else ("Balance, January 1", "10,000")
-    rows = [*items, outer] if where == "total under" else [outer, *items]
+    rows: list[tuple[str, str]] = [*items, outer] if where == "total under" else [outer, *items]
+    if where == "balance over a section label":
+        rows.insert(1, ("Additions:", ""))
     for number, (label, value) in enumerate(rows):
         put(page, 72, 100 + 12 * number, label)
-        put(page, 400 if (label, value) == outer else 300, 100 + 12 * number, value, right=True)
+        if value:
+            put(page, 400 if (label, value) == outer else 300, 100 + 12 * number, value, right=True)
     table = only_table(document)
     assert [" ".join(cell for cell in row if cell) for row in table.rows] == [
-        f"{label} {value}" for label, value in rows
+        f"{label} {value}".strip() for label, value in rows
     ]
+
+
+def test_a_running_header_a_blank_line_over_a_table_is_no_row_of_it() -> None:
+    """A running header ending in the page number at the right margin, a blank line over a statement: its
+    number stands in no column of the table and the blank line sets it apart, so it is no row."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    put(page, 72, 40, "Notes to Consolidated Financial Statements")
+    put(page, 540, 40, "47", right=True)
+    rows = [("Cash", "1,200", "1,100"), ("Receivables", "300", "280"), ("Inventories", "450", "470")]
+    for number, (label, first, second) in enumerate(rows):
+        put(page, 72, 64 + 12 * number, label)
+        put(page, 300, 64 + 12 * number, first, right=True)
+        put(page, 380, 64 + 12 * number, second, right=True)
+    table = only_table(document)
+    assert table.rows == [list(row) for row in rows]

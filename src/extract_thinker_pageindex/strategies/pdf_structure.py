@@ -222,14 +222,23 @@ def _tiled_columns(page: PageLines) -> list[tuple[float, float]]:
     """Columns measured against the page's type area (as far as its lines reach from left to right), kept
     when they tile it as set text does: two or more, of one width (within :data:`TILE_SLACK` of their
     median), the first starting at the type area's left edge, the last ending within a fifth of a column
-    of its right edge, and gutters of half a column at most between them. A LaTeX manual's index in
+    of its right edge, and gutters of half a column at most between them; and not opening each with an
+    emphasised line on one band (a table's header row). A LaTeX manual's index in
     three columns on a page of wide margins has columns of a sixth of the paper, too narrow for
     :func:`_column_page`'s own measure; the columns of a table (a term and its description, a label and
     its cells) differ in width, stand far apart or leave the type area's rest to the text around them."""
-    if not page.lines:
+    top, bottom = page.height * HEADER_BAND, page.height * (1 - HEADER_BAND)
+    text = [
+        line
+        for line in page.lines
+        if line.bbox[3] - line.bbox[1] <= ON_END * line.size
+        and top < (line.bbox[1] + line.bbox[3]) / 2 < bottom
+    ]
+    if not text:
         return []
-    area_left = min(line.bbox[0] for line in page.lines)
-    area_right = max(line.bbox[2] for line in page.lines)
+    # (The type area leaves out the margins' furniture: text on end, running headers and page numbers.)
+    area_left = min(line.bbox[0] for line in text)
+    area_right = max(line.bbox[2] for line in text)
     columns, _, _ = _columns_measured(page, area_right - area_left)
     if len(columns) < 2:
         return []
@@ -242,6 +251,28 @@ def _tiled_columns(page: PageLines) -> list[tuple[float, float]]:
         or columns[0][0] > area_left + margin
         or columns[-1][1] < area_right - 0.2 * usual
         or any(after[0] - before[1] > usual / 2 for before, after in itertools.pairwise(columns))
+    ):
+        return []
+    # A table of text cells written column by column opens every column with its header, emphasised, on
+    # one band: a row of cells, not columns of set text.
+    opening = [
+        min(
+            (line for line in text if x0 - margin <= line.bbox[0] < x1),
+            key=lambda line: line.bbox[1],
+            default=None,
+        )
+        for x0, x1 in columns
+    ]
+    heads = [line for line in opening if line is not None]
+    usual_size = statistics.median(line.size for line in text)
+    if (
+        len(heads) == len(columns)
+        and all(line.bold or line.size > usual_size for line in heads)
+        and all(
+            min(line.bbox[3], heads[0].bbox[3]) - max(line.bbox[1], heads[0].bbox[1])
+            > 0.5 * min(line.bbox[3] - line.bbox[1], heads[0].bbox[3] - heads[0].bbox[1])
+            for line in heads
+        )
     ):
         return []
     return columns

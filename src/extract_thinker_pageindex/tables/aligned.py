@@ -13,8 +13,8 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
   two running across the gap between two columns (up to :data:`BRIDGE_SHARE` of the rows) do not join
   them. A short line alone between groups of rows ("Females") keeps the groups one table. A body row at
   the top or the bottom whose figures stand in no column is left out, with the lines between it and the
-  rest, when lines of text stand between them (a running header's page number) or it has no label (a
-  chart's axis of values); a total in an outer column of its own, right under its rows, stays.
+  rest, when more than two lines stand between them or a blank line sets it apart (a running header's
+  page number); a total in an outer column of its own, right under its rows, stays.
 - **Header rows** are the rows at the top whose figures are years, and the rows above them whose
   segments stand over the figure columns, close together ("Year ended December 31,"): a segment over
   several columns (or in the gap between two) spans them. A title centred left of the columns, centred
@@ -43,6 +43,11 @@ __all__ = ["MAX_GAP", "MIN_BODY_ROWS", "aligned_tables"]
 MAX_GAP = 2.5
 #: The fewest body rows of a table.
 MIN_BODY_ROWS = 2
+#: The most label rows between two body rows of a table's end (a section's label, a label's first line).
+MAX_LABEL_ROWS = 2
+#: A row at a table's end whose distance to the row next to it is this many times the table's usual row
+#: pitch stands apart (a blank line or more).
+APART_PITCH = 1.5
 #: The share of body rows that may print across the gap between two columns without joining them.
 BRIDGE_SHARE = 0.15
 #: The most header rows above a table's body (column headers set on up to five staggered lines, and a
@@ -216,22 +221,30 @@ def _regions(rows: list[Row]) -> list[list[Row]]:
 
 def _without_strays(region: list[Row], columns: list[tuple[float, float]]) -> list[Row]:
     """A region without the body rows at its top or bottom that stand apart from the rest: their segments
-    after the label in none of its columns (a column is held by two rows at least), and either lines of
-    text between them and the next body row, or no label (figures alone). A running header's page
-    number ("3 CITATIONS  2") that a page of text joins to a small table far below it, through the lines
-    between that all end left of that number; a chart's axis of values under its plotted figures. A
-    total or an opening balance set in an outer column of its own, right under or over the rows it sums,
-    stays; so does a row of years, the header's wherever its years stand."""
+    after the label in none of its columns (a column is held by two rows at least), and more than
+    :data:`MAX_LABEL_ROWS` rows of text between them and the next body row, or a gap to the row next to
+    them of more than :data:`APART_PITCH` times the region's usual row pitch. A running header's page
+    number ("3 CITATIONS  2") that a page of text joins to a small table far below it, through the
+    lines between that all end left of that number, or that stands a blank line over the table. A total
+    or an opening balance in an outer column of its own, right under or over the rows it sums (a section
+    label or a label's second line between at most), stays; so does a row of years, the header's
+    wherever its years stand."""
+    tops = [row.y0 for row in region]
+    pitches = sorted(after - before for before, after in itertools.pairwise(tops) if after > before)
+    pitch = pitches[len(pitches) // 2] if pitches else 0.0
 
     def stray(position: int, neighbour: int) -> bool:
-        row = region[bodies[position]]
+        index = bodies[position]
+        row = region[index]
         if _years_only(row):
             return False  # a header's years, set over the figures or beside them
         first = 0 if row.segments[0].figure else 1
         if any(segment.x0 < x1 and segment.x1 > x0 for segment in row.segments[first:] for x0, x1 in columns):
             return False
-        # Lines of text between it and the next body row, or nothing but figures.
-        return abs(bodies[neighbour] - bodies[position]) > 1 or first == 0
+        inward = 1 if bodies[neighbour] > index else -1
+        between = abs(bodies[neighbour] - index) - 1
+        distance = abs(region[index + inward].y0 - row.y0)
+        return between > MAX_LABEL_ROWS or (pitch > 0 and distance > APART_PITCH * pitch)
 
     bodies = [index for index, row in enumerate(region) if _body(row)]
     start, end = 0, len(bodies)
