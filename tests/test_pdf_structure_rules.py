@@ -2074,19 +2074,23 @@ def test_a_page_turned_to_be_read_is_read_as_shown_and_boxed_as_stored(tmp_path:
     assert abs(shown.x0 - 72) <= 2 and abs(shown.y1 - 84) <= 4
 
 
-def test_a_letter_spaced_title_is_kept_as_its_word(tmp_path: Path) -> None:
-    # Titles set in spaced capitals often carry a space after every letter in the text layer.
+def spaced_titles_pdf(tmp_path: Path, titles: list[str]) -> Path:
+    """A page of running text with ``titles`` set in 12 pt bold between its paragraphs, 34 pt apart."""
     document = pymupdf.open()
     page = document.new_page()
-    y = 80.0
-    y = column_text(page, 72, y, prose(0, 4), 6, 90)
-    page.insert_text((72, y + 16), "R E F E R E N C E S", fontsize=12, fontname="hebo")
-    page.insert_text((72, y + 50), "N O T E  2", fontsize=12, fontname="hebo")  # not letters alone: as set
-    y += 70
-    y = column_text(page, 72, y, prose(4, 4), 6, 90)
-    document.save(tmp_path / "spaced.pdf")
+    y = column_text(page, 72, 80.0, prose(0, 4), 6, 90)
+    for number, title in enumerate(titles):
+        page.insert_text((72, y + 16 + 34 * number), title, fontsize=12, fontname="hebo")
+    column_text(page, 72, y + 6 + 34 * len(titles), prose(4, 4), 6, 90)
+    return save(document, tmp_path, "spaced.pdf")
 
-    titles = heading_texts(build_index(tmp_path / "spaced.pdf", strategy="text"))
+
+def test_a_letter_spaced_title_is_kept_as_its_word(tmp_path: Path) -> None:
+    # Titles set in spaced capitals often carry a space after every letter in the text layer.
+    # ("N O T E  2": not letters alone, kept as set.)
+    path = spaced_titles_pdf(tmp_path, ["R E F E R E N C E S", "N O T E  2"])
+
+    titles = heading_texts(build_index(path, strategy="text"))
     assert "REFERENCES" in titles and "R E F E R E N C E S" not in titles
     assert "N O T E 2" in titles
 
@@ -2132,15 +2136,8 @@ def test_letter_spaced_words_stay_as_set_and_match_their_contents_entry(tmp_path
     from extract_thinker_pageindex.postprocess.toc import comparable_title
 
     # Words spaced apart by runs of spaces are left as set (joined, they would run together).
-    document = pymupdf.open()
-    page = document.new_page()
-    y = 80.0
-    y = column_text(page, 72, y, prose(0, 4), 6, 90)
-    page.insert_text((72, y + 16), "A N N U A L   R E P O R T", fontsize=12, fontname="hebo")
-    y += 40
-    y = column_text(page, 72, y, prose(4, 4), 6, 90)
-    document.save(tmp_path / "spaced.pdf")
-    assert "A N N U A L R E P O R T" in heading_texts(build_index(tmp_path / "spaced.pdf", strategy="text"))
+    path = spaced_titles_pdf(tmp_path, ["A N N U A L   R E P O R T"])
+    assert "A N N U A L R E P O R T" in heading_texts(build_index(path, strategy="text"))
     # A contents entry set spaced matches the heading kept as its word.
     assert comparable_title("r e f e r e n c e s") == comparable_title("references") == "references"
 

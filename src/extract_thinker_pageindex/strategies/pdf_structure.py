@@ -257,11 +257,11 @@ def _tiled_columns(page: PageLines) -> list[tuple[float, float]]:
     # one band: a row of cells, not columns of set text.
     opening = [
         min(
-            (line for line in text if x0 - margin <= line.bbox[0] < x1),
+            (line for line in text if _column_of(line, page, columns) == span),
             key=lambda line: line.bbox[1],
             default=None,
         )
-        for x0, x1 in columns
+        for span in columns
     ]
     heads = [line for line in opening if line is not None]
     usual_size = statistics.median(line.size for line in text)
