@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from structure_eval import Parsed, TocItem, evaluate, reference
 from structure_eval import _matches as title_matches
 
-from extract_thinker_pageindex import HeadingNode, build_index
+from extract_thinker_pageindex import HeadingNode, build_index, tables
 from extract_thinker_pageindex.strategies import pdf_contents, pdf_layout, pdf_structure, pdf_text
 from extract_thinker_pageindex.tables import aligned
 
@@ -168,6 +168,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no turned pages read as shown": [(pdf_layout, "reading_matrix", lambda *args, **kwargs: None)],
     "no columns tiling the type area": [(pdf_structure, "_tiled_columns", lambda page: [])],
     "no stray table rows left out": [(aligned, "_without_strays", lambda region, columns: region)],
+    "no index pages without tables": [(tables, "index_page", lambda rows: False)],
     "no small-capital openings": [
         (pdf_structure, "_heading_like", _no_capital_openings(pdf_structure._heading_like))
     ],

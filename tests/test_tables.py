@@ -882,3 +882,55 @@ def test_a_running_header_a_blank_line_over_a_table_is_no_row_of_it() -> None:
         put(page, 380, 64 + 12 * number, second, right=True)
     table = only_table(document)
     assert table.rows == [list(row) for row in rows]
+
+
+def index_page() -> pymupdf.Document:
+    """A page of a back-of-book index in three columns: each entry a term, a dot leader and its page
+    numbers, right-aligned in its column, a long list running on to the next line, indented; a letter
+    over each group of entries."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    terms = ["abstract", "acknowledgments", "address", "affiliation", "appendix", "author", "bibliography"]
+    terms += ["caption", "citation", "copyright", "date", "figure", "footnote", "keywords", "language"]
+    for column, left in enumerate((72, 234, 396)):
+        y = 80.0
+        put(page, left, y, "ABC"[column], size=11)
+        y += 16
+        for number, term in enumerate(terms):
+            pages = [str(10 + 37 * number + 5 * column + step) for step in range(1 + number % 4)]
+            put(page, left, y, f"\\{term} . . . . .")
+            if len(pages) > 2:  # the list runs on
+                put(page, left + 144, y, ", ".join(pages[:2]) + ",", right=True)
+                y += 11
+                put(page, left + 144, y, ", ".join(pages[2:]), right=True)
+            else:
+                put(page, left + 144, y, ", ".join(pages), right=True)
+            y += 11
+    return document
+
+
+def test_an_index_page_holds_no_table() -> None:
+    """The columns of an index line up row after row (terms at three lefts, page numbers at three
+    rights), but most of the numbers it prints are lists of page numbers ("84, 85,"): no table."""
+    with index_page() as document:
+        page = document[0]
+        assert "84, 85," in page.get_text()
+        assert find_page_tables(page) == []
+
+
+def test_a_table_with_lists_in_a_few_cells_is_still_a_table() -> None:
+    """Cells holding a list of numbers ("0, 0" sampling factors) among many figures: a table, not an
+    index (the lists are far from most of the numbers it prints)."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    put(page, 72, 80, "Component")
+    for x, header in ((260, "Width"), (340, "Height"), (420, "Factors"), (500, "Offset")):
+        put(page, x, 80, header, right=True)
+    rows = [(f"Plane {n}", str(8 * n), str(6 * n), "0, 0", f"{n}.5") for n in range(1, 13)]
+    for number, (label, *cells) in enumerate(rows):
+        put(page, 72, 96 + 12 * number, label)
+        for x, text in zip((260, 340, 420, 500), cells, strict=True):
+            put(page, x, 96 + 12 * number, text, right=True)
+    table = only_table(document)
+    assert table.rows[1:] == [list(row) for row in rows]
+    assert table.rows[0] == ["Component", "Width", "Height", "Factors", "Offset"]

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .aligned import MIN_BODY_ROWS, aligned_tables
+from .aligned import MIN_BODY_ROWS, aligned_tables, index_page
 from .drawings import VECTOR_FLAGS, textpage_paths
 from .grid import markdown_table
 from .rows import Row, Word, page_rows, text_columns
@@ -268,7 +268,9 @@ def tables_from_words(
         )
 
     free = [row for row in rows if not in_grid(row)]
-    tables = grids + [table for part in text_columns(free, width) for table in aligned_tables(part)]
+    # An index's columns of entries and page numbers line up row after row, but hold no table.
+    parts = [] if index_page(free) else text_columns(free, width)
+    tables = grids + [table for part in parts for table in aligned_tables(part)]
     tables.sort(key=lambda table: (table.bbox[1], table.bbox[0]))
     for table in tables:
         table.caption = _caption(table, rows, tables)

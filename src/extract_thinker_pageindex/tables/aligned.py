@@ -27,6 +27,9 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
   starting in lower case, or the first full (the second's first word would not fit after it in the label
   column) and the second indented under it alone; the figures stand on either line, or between the two
   lines, overlapping both. Each label's indentation gives its level.
+- An **index page** holds none: where most of the numbers printed are lists of page numbers ("1455,",
+  "8, 757": :func:`index_page`), its columns of entries and their locators line up like a table's, row
+  after row, but they are the entries of a back-of-book index.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ import re
 from .rows import FOOTNOTE, Row, Segment, is_figure, is_year
 from .table import PageTable
 
-__all__ = ["MAX_GAP", "MIN_BODY_ROWS", "aligned_tables"]
+__all__ = ["INDEX_LOCATORS", "INDEX_SHARE", "MAX_GAP", "MIN_BODY_ROWS", "aligned_tables", "index_page"]
 
 #: The most a table's rows stand apart, in line heights (a statement's blank line between sections fits).
 MAX_GAP = 2.5
@@ -64,8 +67,36 @@ CENTRE_SLACK = 0.01
 #: Positions closer than this (points) are the same indentation.
 INDENT_SLACK = 3.0
 
+#: An index page prints at least this many lists of page numbers, and they are at least this share of
+#: the numbers it prints (see :func:`index_page`).
+INDEX_LOCATORS = 10
+INDEX_SHARE = 0.5
+
 _LEADER = re.compile(r"\s*(?:\.\s?){3,}$|\s*…+$")
 _FIGURE_WITH_MARK = re.compile(r"^(.*\d\)?)(\(\w{1,2}\)|\*{1,3}|[†‡]+)$")
+
+
+# Page numbers an index gives after an entry (after its dot leader, if any): a list of them ("8, 757",
+# "12-14, 20") or one that runs on to the next line ("1455,"). A figure never has a space after its comma.
+_LOCATORS = re.compile(
+    r"^[.\s…]*\d+(?:[-–]\d+)?(?:,\s+\d+(?:[-–]\d+)?)*,$|^[.\s…]*\d+(?:[-–]\d+)?(?:,\s+\d+(?:[-–]\d+)?)+$"
+)
+
+
+def index_page(rows: list[Row]) -> bool:
+    """Whether the rows are a page of a back-of-book index: at least :data:`INDEX_LOCATORS` of their
+    segments are lists of page numbers, and those are at least :data:`INDEX_SHARE` of the segments that
+    print numbers (the lists and the figures). A table whose cells hold a list here and there ("0, 0" in a
+    table of sampling factors) is far from it; a page of an index, with its three columns of entries,
+    mostly prints lists."""
+    locators = figures = 0
+    for row in rows:
+        for segment in row.segments:
+            if _LOCATORS.match(segment.text):
+                locators += 1
+            elif segment.figure:
+                figures += 1
+    return locators >= INDEX_LOCATORS and locators >= INDEX_SHARE * (locators + figures)
 
 
 def _body(row: Row) -> bool:
