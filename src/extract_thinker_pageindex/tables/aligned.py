@@ -78,6 +78,7 @@ _FIGURE_WITH_MARK = re.compile(r"^(.*\d\)?)(\(\w{1,2}\)|\*{1,3}|[†‡]+)$")
 
 # Page numbers an index gives after an entry (after its dot leader, if any): a list of them ("8, 757",
 # "12-14, 20") or one that runs on to the next line ("1455,"). A figure never has a space after its comma.
+_LOCATOR_OPENERS = frozenset("0123456789.…")
 _LOCATORS = re.compile(
     r"^[.\s…]*\d+(?:[-–]\d+)?(?:,\s+\d+(?:[-–]\d+)?)*,$|^[.\s…]*\d+(?:[-–]\d+)?(?:,\s+\d+(?:[-–]\d+)?)+$"
 )
@@ -89,14 +90,16 @@ def index_page(rows: list[Row]) -> bool:
     print numbers (the lists and the figures). A table whose cells hold a list here and there ("0, 0" in a
     table of sampling factors) is far from it; a page of an index, with its three columns of entries,
     mostly prints lists."""
-    locators = figures = 0
-    for row in rows:
-        for segment in row.segments:
-            if _LOCATORS.match(segment.text):
-                locators += 1
-            elif segment.figure:
-                figures += 1
-    return locators >= INDEX_LOCATORS and locators >= INDEX_SHARE * (locators + figures)
+
+    def locator(segment: Segment) -> bool:
+        # Only a segment opening with a digit or a leader may be one: the rest are passed over unread.
+        return segment.words[0][4][:1] in _LOCATOR_OPENERS and _LOCATORS.match(segment.text) is not None
+
+    locators = sum(1 for row in rows for segment in row.segments if locator(segment))
+    if locators < INDEX_LOCATORS:
+        return False
+    figures = sum(1 for row in rows for segment in row.segments if segment.figure and not locator(segment))
+    return locators >= INDEX_SHARE * (locators + figures)
 
 
 def _body(row: Row) -> bool:
