@@ -886,8 +886,8 @@ def test_a_running_header_a_blank_line_over_a_table_is_no_row_of_it() -> None:
 
 def index_page() -> pymupdf.Document:
     """A page of a back-of-book index in three columns: each entry a term, a dot leader and its page
-    numbers, right-aligned in its column, a long list running on to the next line, indented; a letter
-    over each group of entries."""
+    numbers, right-aligned in its column, a long list running on to the next line (its comma ending the
+    first); a letter over each group of entries."""
     document = pymupdf.open()
     page = document.new_page(width=612, height=792)
     terms = ["abstract", "acknowledgments", "address", "affiliation", "appendix", "author", "bibliography"]
@@ -916,6 +916,24 @@ def test_an_index_page_holds_no_table() -> None:
         page = document[0]
         assert "84, 85," in page.get_text()
         assert find_page_tables(page) == []
+
+
+def test_a_table_whose_cells_hold_whole_lists_is_still_a_table() -> None:
+    """A table of hyperparameters: each row's search space a list ("16, 32, 64"), as many lists as
+    figures, but each printed whole, with no dot leader before it: no index's lists, a table."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    put(page, 72, 80, "Hyperparameter")
+    put(page, 330, 80, "Search space", right=True)
+    put(page, 420, 80, "Chosen", right=True)
+    rows = [(f"Parameter {n}", f"{n}, {2 * n}, {4 * n}", str(2 * n)) for n in range(1, 13)]
+    for number, (label, space, chosen) in enumerate(rows):
+        put(page, 72, 96 + 12 * number, label)
+        put(page, 330, 96 + 12 * number, space, right=True)
+        put(page, 420, 96 + 12 * number, chosen, right=True)
+    table = only_table(document)
+    assert table.rows[0] == ["Hyperparameter", "Search space", "Chosen"]
+    assert table.rows[1:] == [list(row) for row in rows]
 
 
 def test_a_table_with_lists_in_a_few_cells_is_still_a_table() -> None:

@@ -27,9 +27,10 @@ under years. Such a table is found from the page's rows (:mod:`.rows`) alone:
   starting in lower case, or the first full (the second's first word would not fit after it in the label
   column) and the second indented under it alone; the figures stand on either line, or between the two
   lines, overlapping both. Each label's indentation gives its level.
-- An **index page** holds none: where most of the numbers printed are lists of page numbers ("1455,",
-  "8, 757": :func:`index_page`), its columns of entries and their locators line up like a table's, row
-  after row, but they are the entries of a back-of-book index.
+- An **index page** holds none: where at least half of the numbers printed are lists of page numbers
+  ("1455,", "8, 757"), most of them running on to the next line or after a dot leader
+  (:func:`index_page`), its columns of entries and their locators line up like a table's, row after
+  row, but they are the entries of a back-of-book index.
 """
 
 from __future__ import annotations
@@ -77,7 +78,8 @@ _FIGURE_WITH_MARK = re.compile(r"^(.*\d\)?)(\(\w{1,2}\)|\*{1,3}|[†‡]+)$")
 
 
 # Page numbers an index gives after an entry (after its dot leader, if any): a list of them ("8, 757",
-# "12-14, 20") or one that runs on to the next line ("1455,"). A figure never has a space after its comma.
+# "12-14, 20") or one that runs on to the next line ("1455,"). (``is_figure`` takes a list for one figure:
+# lists are looked for first.)
 _LOCATOR_OPENERS = frozenset("0123456789.…")
 _LOCATORS = re.compile(
     r"^[.\s…]*\d+(?:[-–]\d+)?(?:,\s+\d+(?:[-–]\d+)?)*,$|^[.\s…]*\d+(?:[-–]\d+)?(?:,\s+\d+(?:[-–]\d+)?)+$"
@@ -86,17 +88,28 @@ _LOCATORS = re.compile(
 
 def index_page(rows: list[Row]) -> bool:
     """Whether the rows are a page of a back-of-book index: at least :data:`INDEX_LOCATORS` of their
-    segments are lists of page numbers, and those are at least :data:`INDEX_SHARE` of the segments that
-    print numbers (the lists and the figures). A table whose cells hold a list here and there ("0, 0" in a
-    table of sampling factors) is far from it; a page of an index, with its three columns of entries,
-    mostly prints lists."""
+    segments are lists of page numbers, those are at least :data:`INDEX_SHARE` of the segments read as
+    numbers (the lists and the figures), and at least half of them are marked as only an index marks its
+    page numbers: the list runs on to the next line (it ends with a comma) or a dot leader stands before
+    it. A table whose cells hold lists ("16, 32, 64" in a table of hyperparameters, "3, 7, 12" in a
+    column of references, "0, 0" sampling factors) prints them whole and without leaders, whatever their
+    share; a page of an index, with its three columns of entries, mostly prints marked lists."""
 
     def locator(segment: Segment) -> bool:
         # Only a segment opening with a digit or a leader may be one: the rest are passed over unread.
         return segment.words[0][4][:1] in _LOCATOR_OPENERS and _LOCATORS.match(segment.text) is not None
 
-    locators = sum(1 for row in rows for segment in row.segments if locator(segment))
-    if locators < INDEX_LOCATORS:
+    locators = marked = 0
+    for row in rows:
+        previous: Segment | None = None
+        for segment in row.segments:
+            if locator(segment):
+                locators += 1
+                text = segment.text
+                if text.endswith(",") or text[:1] in ".…" or (previous and _LEADER.search(previous.text)):
+                    marked += 1
+            previous = segment
+    if locators < INDEX_LOCATORS or 2 * marked < locators:
         return False
     figures = sum(1 for row in rows for segment in row.segments if segment.figure and not locator(segment))
     return locators >= INDEX_SHARE * (locators + figures)
