@@ -952,3 +952,102 @@ def test_a_table_with_lists_in_a_few_cells_is_still_a_table() -> None:
     table = only_table(document)
     assert table.rows[1:] == [list(row) for row in rows]
     assert table.rows[0] == ["Component", "Width", "Height", "Factors", "Offset"]
+
+
+def test_a_grid_drawn_as_thousands_of_cell_sides_is_one_table() -> None:
+    """A form of small boxes each stroked on its own (graph paper, a grid of 40 rows by 30 columns: 2,430
+    short rules, many of them ending on the 32-point bins the rules are filed in) is one grid, its
+    words in their cells (its first and last rows numbered and lettered, the rows between empty)."""
+    document = pymupdf.open()
+    page = document.new_page(width=612, height=792)
+    left, top, pitch, rows, columns = 64.0, 64.0, 16.0, 40, 30
+    sides = []
+    for row in range(rows + 1):
+        for column in range(columns):
+            y, x = top + row * pitch, left + column * pitch
+            sides.append((x, y, x + pitch, y))
+    for column in range(columns + 1):
+        for row in range(rows):
+            x, y = left + column * pitch, top + row * pitch
+            sides.append((x, y, x, y + pitch))
+    shape = page.new_shape()
+    for x0, y0, x1, y1 in sides:  # each side a path of its own
+        shape.draw_line((x0, y0), (x1, y1))
+        shape.finish(color=(0, 0, 0), width=0.6)
+    shape.commit()
+    for column in range(columns):  # the first and the last row numbered, cell by cell
+        put(page, left + 2 + column * pitch, top + 11, str(column), size=6)
+        put(page, left + 2 + column * pitch, top + (rows - 1) * pitch + 11, chr(65 + column % 26), size=6)
+    table = only_table(document)
+    # Its empty rows are left out; every column is held.
+    assert table.rows == [
+        [str(column) for column in range(columns)],
+        [chr(65 + column % 26) for column in range(columns)],
+    ]
+    assert table.bbox == pytest.approx((left, top, left + columns * pitch, top + rows * pitch), abs=1)
+
+
+def test_rules_are_grouped_as_every_pair_that_meets_would_group_them() -> None:
+    """Rules grouped by the bins they are filed in form the grids that testing every pair of rules
+    across and down forms: rules of every length, meeting within the slack on either side of the bins'
+    edges."""
+    import random
+
+    from extract_thinker_pageindex.tables.grid import Rule, group_rules
+
+    generator = random.Random(7)
+    slack = 2.0
+
+    def near_edge() -> float:
+        return generator.choice([0.0, 32.0, 64.0, 96.0, 128.0]) + generator.uniform(-3.0, 3.0)
+
+    for _ in range(30):
+        across, down = [], []
+        for _ in range(generator.randint(2, 25)):
+            start = near_edge()
+            across.append(Rule(True, near_edge(), start, start + generator.choice([1.0, 20.0, 70.0, 140.0])))
+        for _ in range(generator.randint(2, 25)):
+            start = near_edge()
+            down.append(Rule(False, near_edge(), start, start + generator.choice([1.0, 20.0, 70.0, 140.0])))
+        # The components of the graph of every pair that meets, as sets of rules.
+        rules = across + down
+        component = list(range(len(rules)))
+        for a, rule_a in enumerate(across):
+            for d, rule_d in enumerate(down, start=len(across)):
+                if (
+                    rule_a.start - slack <= rule_d.at <= rule_a.end + slack
+                    and rule_d.start - slack <= rule_a.at <= rule_d.end + slack
+                ):
+                    old, new = component[d], component[a]
+                    component = [new if value == old else value for value in component]
+        expected = sorted(
+            sorted(id(rules[number]) for number in range(len(rules)) if component[number] == value)
+            for value in set(component)
+        )
+        found = sorted(sorted(id(rule) for rule in grid.rules) for grid in group_rules(across, down, slack))
+        # group_rules keeps the components that make a grid (two rows, three columns): each is one of
+        # the pairs' components.
+        assert all(members in expected for members in found)
+        grids = [group for group in expected if _makes_grid([rule for rule in rules if id(rule) in group])]
+        assert found == sorted(grids)
+
+
+def _makes_grid(members: list) -> bool:
+    from extract_thinker_pageindex.tables.grid import merge_positions
+
+    rows = merge_positions([rule.at for rule in members if rule.horizontal], 2.0)
+    columns = merge_positions([rule.at for rule in members if not rule.horizontal], 2.0)
+    return len(rows) >= 2 and len(columns) >= 3
+
+
+def test_rules_of_broken_coordinates_are_grouped_without_counting_out_to_them() -> None:
+    """A rule whose coordinates are absurd (1e30, infinite, not a number) is filed in the outermost bins:
+    grouping stays quick, and a rule that meets the others still joins them."""
+    from extract_thinker_pageindex.tables.grid import Rule, group_rules
+
+    across = [Rule(True, 10.0, -1e30, 1e30), Rule(True, 90.0, 0.0, 200.0), Rule(True, float("nan"), 0.0, 9.0)]
+    down = [Rule(False, x, 0.0, 100.0) for x in (20.0, 80.0, 150.0)] + [Rule(False, float("inf"), 0.0, 1.0)]
+    (grid,) = group_rules(across, down, 2.0)
+    assert across[0] in grid.rules and across[1] in grid.rules and down[0] in grid.rules
+    assert across[2] not in grid.rules and down[3] not in grid.rules
+    assert {10.0, 90.0} <= set(grid.rows) and {20.0, 80.0, 150.0} <= set(grid.columns)

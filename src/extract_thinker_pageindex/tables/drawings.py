@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from .grid import bin_of
+
 __all__ = [
     "THIN_POINTS",
     "VECTOR_FLAGS",
@@ -26,6 +28,9 @@ __all__ = [
 #: and a shape drawn amid a line of text never splits it (its text and words are those of a text page
 #: made without them; its blocks split after a shape, which :func:`text_blocks` undoes).
 VECTOR_FLAGS = 1024 | 1048576
+# Stroked paths are compared with the boxes of the bands of this many points they reach (see
+# :func:`stroked_paths`).
+_BAND = 32.0
 #: A drawn shape at most this thick (points) is a line.
 THIN_POINTS = 2.5
 # MuPDF's own paragraph rule (stext-device.c), which :func:`text_blocks` replays: a line whose baseline
@@ -117,12 +122,22 @@ def shape_paths(
 
 def stroked_paths(page: Any, boxes: list[tuple[float, float, float, float]]) -> list[dict[str, Any]]:
     """The page's drawn stroked paths (``get_cdrawings()``) that meet one of ``boxes``, visible ones."""
+    # The boxes are filed by the bands of _BAND points they reach down the page: a path is compared with
+    # the boxes of its own bands only (a page of tens of thousands of strokes meets few of them).
+    bands: dict[int, list[tuple[float, float, float, float]]] = {}
+    for box in boxes:
+        for band in range(bin_of(box[1], _BAND), bin_of(box[3], _BAND) + 1):
+            bands.setdefault(band, []).append(box)
     found = []
     for path in page.get_cdrawings():
         if "s" not in (path.get("type") or "") or path.get("stroke_opacity", 1) == 0:
             continue
         x0, y0, x1, y1 = path["rect"]
-        if any(x0 <= b2 and b0 <= x1 and y0 <= b3 and b1 <= y1 for b0, b1, b2, b3 in boxes):
+        if any(
+            x0 <= b2 and b0 <= x1 and y0 <= b3 and b1 <= y1
+            for band in range(bin_of(y0, _BAND), bin_of(y1, _BAND) + 1)
+            for b0, b1, b2, b3 in bands.get(band, ())
+        ):
             found.append(path)
     return found
 

@@ -9,6 +9,7 @@ the page, a text box, a boxed list) is not, and neither is a lone rule (an under
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
@@ -16,6 +17,7 @@ __all__ = [
     "LINE_POINTS",
     "Grid",
     "Rule",
+    "bin_of",
     "cell_rows",
     "close_open_sides",
     "group_rules",
@@ -25,6 +27,11 @@ __all__ = [
 
 #: Words of one cell whose tops are this close (in points) are on one line.
 LINE_POINTS = 3.0
+# Rules are filed in bins this many points (or pixels) on a side when they are grouped.
+_BIN = 32.0
+# Positions beyond this many points (or pixels) either way share the outermost bins (a broken drawing's
+# coordinates of 1e30 are filed in one bin, not counted out to it).
+_BIN_LIMIT = 100_000.0
 
 
 @dataclass
@@ -61,6 +68,16 @@ def _meets(across: Rule, down: Rule, slack: float) -> bool:
     )
 
 
+def bin_of(value: float, size: float) -> int:
+    """The bin of ``size`` that holds ``value``, positions beyond :data:`_BIN_LIMIT` (and NaN) filed in
+    the outermost bins: a position's bin never comes before a smaller position's."""
+    if not value > -_BIN_LIMIT:
+        value = -_BIN_LIMIT
+    elif not value < _BIN_LIMIT:
+        value = _BIN_LIMIT
+    return math.floor(value / size)
+
+
 def merge_positions(values: list[float], slack: float) -> list[float]:
     """Sorted positions with those within ``slack`` of each other merged (double rules, a rule's two
     halves, a cell's border drawn twice by its two neighbours)."""
@@ -87,10 +104,21 @@ def group_rules(across: list[Rule], down: list[Rule], slack: float) -> list[Grid
             item = parent[item]
         return item
 
+    # The rules down are filed by where they stand (a bin of _BIN points along the page) and by each bin
+    # of their length (their ends widened by the slack); a rule across looks only in the bins along its
+    # length, at the bin of its height: a page of thousands of short rules (a form's boxes, graph paper)
+    # is grouped in one sweep, not by testing every pair.
+    bins: dict[tuple[int, int], list[int]] = {}
+    for number, rule in enumerate(down):
+        column = bin_of(rule.at, _BIN)
+        for row in range(bin_of(rule.start - slack, _BIN), bin_of(rule.end + slack, _BIN) + 1):
+            bins.setdefault((column, row), []).append(number)
     for a, rule_a in enumerate(across):
-        for d, rule_d in enumerate(down, start=len(across)):
-            if _meets(rule_a, rule_d, slack):
-                parent[root(a)] = root(d)
+        row = bin_of(rule_a.at, _BIN)
+        for column in range(bin_of(rule_a.start - slack, _BIN), bin_of(rule_a.end + slack, _BIN) + 1):
+            for number in bins.get((column, row), ()):
+                if _meets(rule_a, down[number], slack):
+                    parent[root(a)] = root(len(across) + number)
     groups: dict[int, list[Rule]] = {}
     for number, rule in enumerate(rules):
         groups.setdefault(root(number), []).append(rule)

@@ -204,6 +204,15 @@ def _spanned(grid: Grid, words: list[Word]) -> set[tuple[int, int]]:
     text runs across its place (a word over it, or two words a space apart on its two sides). A rule
     missing where the text keeps to its columns changes nothing."""
     spanned = set()
+    # The rules down drawn at each inner column's place (read once: a grid may have thousands of rules).
+    at_column = {
+        index: [
+            rule
+            for rule in grid.rules
+            if not rule.horizontal and abs(rule.at - grid.columns[index]) <= MEET_POINTS
+        ]
+        for index in range(1, len(grid.columns) - 1)
+    }
     for row, (top, bottom) in enumerate(itertools.pairwise(grid.rows)):
         middle = (top + bottom) / 2
         line = sorted(word for word in words if top <= (word[1] + word[3]) / 2 <= bottom)
@@ -211,12 +220,7 @@ def _spanned(grid: Grid, words: list[Word]) -> set[tuple[int, int]]:
             continue
         for index in range(1, len(grid.columns) - 1):
             x = grid.columns[index]
-            if any(
-                not rule.horizontal
-                and abs(rule.at - x) <= MEET_POINTS
-                and rule.start - MEET_POINTS <= middle <= rule.end + MEET_POINTS
-                for rule in grid.rules
-            ):
+            if any(rule.start - MEET_POINTS <= middle <= rule.end + MEET_POINTS for rule in at_column[index]):
                 continue
             across = any(word[0] < x < word[2] for word in line)
             near = any(
