@@ -2162,3 +2162,35 @@ def test_a_chart_label_near_a_turned_pages_edge_is_no_running_line(tmp_path: Pat
         assert {"2018", "2019", "2020", "2021"} <= {
             node.content for node in built_page.nodes if node.type == "paragraph"
         }
+
+
+# -- a numbered title right over its first subsection ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("subsection", "size", "gap", "is_heading"),
+    [
+        pytest.param("2.2.1 Principle of the coding scheme", 10.0, 0.0, True, id="first-subsection"),
+        pytest.param("2.3 Optional coding schemes", 10.0, 0.0, False, id="a-sibling-not-a-subsection"),
+        pytest.param("2.2.1 Principle of the coding scheme", 12.0, 0.0, False, id="subsection-set-larger"),
+        pytest.param("2.2.1 Principle of the coding scheme", 10.0, 40.0, False, id="far-below"),
+    ],
+)
+def test_an_italic_numbered_title_over_its_first_subsection_is_a_heading(
+    tmp_path: Path, subsection: str, size: float, gap: float, is_heading: bool
+) -> None:
+    """An italic numbered title stands right over its first subsection (a standard's "2.2 Basic coding
+    scheme" over "2.2.1 Principle of the coding scheme"), which introduces the running text: the title is
+    a heading though no running text follows it. Over a sibling ("2.3"), over a subsection set larger (a
+    section's running header over the page's first subheading) or far above one, it stays weak."""
+    document = pymupdf.open()
+    body_page(document)
+    sheet = body_page(document, 9)
+    sheet.skip(10)
+    sheet.line("2.2 Basic facsimile coding scheme", font="heit")
+    sheet.skip(10 + gap)  # a unit of its own, as a standard sets it
+    sheet.line(subsection, font="heit", size=size)
+    sheet.paragraph(prose(20, 3))
+    titles = heading_texts(build(save(document, tmp_path)))
+    assert subsection in titles  # the premise: the line over the running text is a heading
+    assert ("2.2 Basic facsimile coding scheme" in titles) == is_heading

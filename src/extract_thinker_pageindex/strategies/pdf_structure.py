@@ -375,6 +375,28 @@ def _hangs_under(line: Line, following: Line) -> bool:
     )
 
 
+#: A numbered title stands at most this many of its line heights over its first subsection.
+SUBSECTION_GAP = 2.5
+# The number of a numbered title: "2.2", "2.2.1." (one or two digits a part).
+_OUTLINE_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)\.?\s+\S")
+
+
+def _opens_subsection(line: Line, following: Line) -> bool:
+    """Whether ``following`` opens the first level under the numbered title ``line``: right under it (a
+    blank line apart at most), set no larger, its number the title's with one more part ("2.2" over
+    "2.2.1"). (A section's running header over the page's first subheading, set smaller, is no title.)"""
+    number = _OUTLINE_NUMBER.match(line.text)
+    below = _OUTLINE_NUMBER.match(following.text)
+    return (
+        number is not None
+        and below is not None
+        and below.group(1).startswith(number.group(1) + ".")
+        and below.group(1).count(".") == number.group(1).count(".") + 1
+        and following.size <= line.size
+        and 0 <= following.bbox[1] - line.bbox[3] <= SUBSECTION_GAP * line.size
+    )
+
+
 def _heads_its_unit(last: Line, following: Line, extent: tuple[float, float]) -> bool:
     """Whether a title's ``last`` line, at the head of a unit, stands apart from the ``following`` line: it
     ends short of the unit's width (a wrapped sentence fills it) and a sentence starts below it."""
@@ -646,9 +668,14 @@ def _page_heading_groups(
         # of its own, or at the head of its unit, ending short of the unit's width with a sentence starting
         # below it ("Elastic Stop Nut" / "The elastic stop nut is...").
         # Such a title is short: a dozen words (longer lines in italics are quotations and citations).
+        # A numbered title may stand right over its first subsection ("2.2 Basic coding scheme" over "2.2.1
+        # Principle of the coding scheme"), which introduces the running text.
         weak = heading_cue(line, body) not in FONT_CUES and (
             (follows and not _heads_its_unit(lines[after - 1], lines[after], extent[line.block]))
-            or not _introduces_text(page, after, body, columns)
+            or not (
+                _introduces_text(page, after, body, columns)
+                or (after < len(lines) and _opens_subsection(line, lines[after]) and candidate(after))
+            )
             or (
                 heading_cue(line, body) in ("italic", "font")
                 and sum(len(lines[member].text.split()) for member in members) > WEAK_TITLE_WORDS
