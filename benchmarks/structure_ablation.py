@@ -170,6 +170,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no stray table rows left out": [(aligned, "_without_strays", lambda region, columns: region)],
     "no index pages without tables": [(tables, "index_page", lambda rows: False)],
     "no numbered title over its subsection": [(pdf_structure, "_opens_subsection", lambda *args: False)],
+    "no numbered titles told apart": [(pdf_structure, "_numbered_under", lambda *args: False)],
     "no small-capital openings": [
         (pdf_structure, "_heading_like", _no_capital_openings(pdf_structure._heading_like))
     ],

@@ -2194,3 +2194,19 @@ def test_an_italic_numbered_title_over_its_first_subsection_is_a_heading(
     titles = heading_texts(build(save(document, tmp_path)))
     assert subsection in titles  # the premise: the line over the running text is a heading
     assert ("2.2 Basic facsimile coding scheme" in titles) == is_heading
+
+
+def test_a_numbered_title_over_its_subsections_title_is_two_headings(tmp_path: Path) -> None:
+    """ "4.Study Population" set right over "4.1 Number of Cases", both bold, one block: two titles, the
+    section's and its first subsection's, not one title wrapped (nor the first line of a bold
+    paragraph)."""
+    document = pymupdf.open()
+    body_page(document)
+    sheet = body_page(document, 9)
+    sheet.skip(10)
+    sheet.line("4.Study Population", font="hebo", size=12)
+    sheet.line("4.1 Number of Cases", font="hebo", size=12)
+    sheet.paragraph(prose(20, 3))
+    titles = heading_texts(build(save(document, tmp_path)))
+    assert "4.Study Population" in titles and "4.1 Number of Cases" in titles
+    assert not any("Study Population 4.1" in title for title in titles)

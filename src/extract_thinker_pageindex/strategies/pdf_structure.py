@@ -381,6 +381,19 @@ SUBSECTION_GAP = 2.5
 _OUTLINE_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)\.?\s+\S")
 
 
+# A title's number, touching its first word or not: "4.Study Population", "4.1 Number of Cases".
+_TITLE_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)(?:\.\s*|\s+)[A-Z]")
+
+
+def _numbered_under(line: Line, following: Line) -> bool:
+    """Whether ``following`` opens with a number under the one ``line`` opens with ("4.Study Population"
+    over "4.1 Number of Cases"): two titles, one over the other, not one title wrapped or a paragraph (a
+    run of footnotes or list items, "1 ..." over "2 ...", is neither)."""
+    number = _TITLE_NUMBER.match(line.text)
+    below = _TITLE_NUMBER.match(following.text)
+    return number is not None and below is not None and below.group(1).startswith(number.group(1) + ".")
+
+
 def _opens_subsection(line: Line, following: Line) -> bool:
     """Whether ``following`` opens the first level under the numbered title ``line``: right under it (a
     blank line apart at most), set no larger, its number the title's with one more part ("2.2" over
@@ -633,6 +646,7 @@ def _page_heading_groups(
             and lines[position + len(members)].block == line.block
             and _style_key(lines[position + len(members)]) == _style_key(line)
             and wraps(lines[members[-1]], lines[position + len(members)])
+            and not _numbered_under(line, lines[position + len(members)])
             and candidate(position + len(members), continuation=True)
         ):
             members.append(position + len(members))
@@ -656,6 +670,7 @@ def _page_heading_groups(
         bold_paragraph = (
             follows
             and _style_key(lines[after]) == _style_key(line)
+            and not _numbered_under(lines[after - 1], lines[after])  # a title over its subsection's title
             # (two lines wrapped and a third of the same style: a paragraph set large, whatever its edge)
             and (
                 not candidate(after)
