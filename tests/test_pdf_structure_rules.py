@@ -2210,3 +2210,32 @@ def test_a_numbered_title_over_its_subsections_title_is_two_headings(tmp_path: P
     titles = heading_texts(build(save(document, tmp_path)))
     assert "4.Study Population" in titles and "4.1 Number of Cases" in titles
     assert not any("Study Population 4.1" in title for title in titles)
+
+
+@pytest.mark.parametrize("title", ["1.2.3.2. Funding", "4.2.4 ZEVs", "2.1 GO"])
+def test_a_short_title_under_a_long_number_is_a_heading(tmp_path: Path, title: str) -> None:
+    """A title of one short word under a number of several parts ("1.2.3.2. Funding"): its letters are
+    fewer than its number's characters, but the shape tests read the words after the number — a title,
+    not a line of figures."""
+    document = pymupdf.open()
+    body_page(document)
+    sheet = body_page(document, 9)
+    sheet.skip(10)
+    sheet.line(title, font="hebo", size=12)
+    sheet.skip(4)
+    sheet.paragraph(prose(20, 3))
+    assert title in heading_texts(build(save(document, tmp_path)))
+
+
+def test_a_contents_entry_with_leaders_to_its_page_is_no_heading(tmp_path: Path) -> None:
+    """A line with dot leaders running to a page number ("2.1 PRINCIPES GENERAUX ....... 16"), set bold
+    on a page not read as a contents page: a contents entry, not a title."""
+    document = pymupdf.open()
+    body_page(document)
+    sheet = body_page(document, 9)
+    sheet.skip(10)
+    entry = "2.1 PRINCIPES GENERAUX DE FONCTIONNEMENT ............................... 16"
+    sheet.line(entry, font="hebo", size=12)
+    sheet.skip(4)
+    sheet.paragraph(prose(20, 3))
+    assert not any("PRINCIPES" in title for title in heading_texts(build(save(document, tmp_path))))

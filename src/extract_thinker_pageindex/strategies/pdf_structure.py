@@ -378,7 +378,7 @@ def _hangs_under(line: Line, following: Line) -> bool:
 #: A numbered title stands at most this many of its line heights over its first subsection.
 SUBSECTION_GAP = 2.5
 # The number of a numbered title: "2.2", "2.2.1." (one or two digits a part).
-_OUTLINE_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)\.?\s+\S")
+_OUTLINE_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)\.?\s+(?=\S)")
 
 
 # A title's number, touching its first word or not: "4.Study Population", "4.1 Number of Cases".
@@ -392,6 +392,17 @@ def _numbered_under(line: Line, following: Line) -> bool:
     number = _TITLE_NUMBER.match(line.text)
     below = _TITLE_NUMBER.match(following.text)
     return number is not None and below is not None and below.group(1).startswith(number.group(1) + ".")
+
+
+# Dot leaders running to a page number at the end of a line: a contents entry, wherever it stands.
+_LEADER_TO_PAGE = re.compile(r"(?:(?:\.\s?){4,}|…{2,})\s*[0-9]{1,4}$")
+
+
+def _title_words(text: str) -> str:
+    """A line's text after its section number, if it opens with one ("1.2.3.2. Funding" -> "Funding"): what
+    a title's shape is judged by."""
+    number = _OUTLINE_NUMBER.match(text)
+    return text[number.end() :] if number else text
 
 
 def _opens_subsection(line: Line, following: Line) -> bool:
@@ -445,7 +456,10 @@ def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
     letters = sum(map(str.isalpha, text))
     if letters < 2 and not _INDEX_LETTER.match(text):
         return False  # (a capital alone may head a group of an index: kept only in a series, see below)
-    if letters < 0.5 * len(text.replace(" ", "")):
+    if _LEADER_TO_PAGE.search(text):
+        return False  # a contents entry: dot leaders to its page number ("2.1 PRINCIPES ....... 16")
+    # (Measured on the words after a section number: "1.2.3.2. Funding" is a title of one word.)
+    if letters < 0.5 * len(_title_words(text).replace(" ", "")):
         return False  # mostly figures: a statement line
     if text.endswith((",", ";")):
         return False  # running text goes on
