@@ -2174,6 +2174,8 @@ def test_a_chart_label_near_a_turned_pages_edge_is_no_running_line(tmp_path: Pat
         pytest.param("2.3 Optional coding schemes", 10.0, 0.0, False, id="a-sibling-not-a-subsection"),
         pytest.param("2.2.1 Principle of the coding scheme", 12.0, 0.0, False, id="subsection-set-larger"),
         pytest.param("2.2.1 Principle of the coding scheme", 10.0, 40.0, False, id="far-below"),
+        pytest.param("2.2.1 Principle of the coding scheme", 10.0, -13.0, True, id="set-tight"),
+        pytest.param("2.2.1.1 Principle of the coding scheme", 10.0, 0.0, False, id="two-levels-under"),
     ],
 )
 def test_an_italic_numbered_title_over_its_first_subsection_is_a_heading(
@@ -2196,20 +2198,45 @@ def test_an_italic_numbered_title_over_its_first_subsection_is_a_heading(
     assert ("2.2 Basic facsimile coding scheme" in titles) == is_heading
 
 
-def test_a_numbered_title_over_its_subsections_title_is_two_headings(tmp_path: Path) -> None:
-    """ "4.Study Population" set right over "4.1 Number of Cases", both bold, one block: two titles, the
+@pytest.mark.parametrize(
+    ("section", "subsection"),
+    [
+        pytest.param("4.Study Population", "4.1 Number of Cases", id="number-touching"),
+        pytest.param("4 Überblick der Methoden", "4.1 Ärztliche Versorgung", id="accented-capitals"),
+    ],
+)
+def test_a_numbered_title_over_its_subsections_title_is_two_headings(
+    tmp_path: Path, section: str, subsection: str
+) -> None:
+    """A bold numbered title set right over its first subsection's title, one block ("4.Study
+    Population" over "4.1 Number of Cases"; titles opening with an accented capital too): two titles, the
     section's and its first subsection's, not one title wrapped (nor the first line of a bold
     paragraph)."""
     document = pymupdf.open()
     body_page(document)
     sheet = body_page(document, 9)
     sheet.skip(10)
-    sheet.line("4.Study Population", font="hebo", size=12)
-    sheet.line("4.1 Number of Cases", font="hebo", size=12)
+    sheet.line(section, font="hebo", size=12)
+    sheet.line(subsection, font="hebo", size=12)
     sheet.paragraph(prose(20, 3))
     titles = heading_texts(build(save(document, tmp_path)))
-    assert "4.Study Population" in titles and "4.1 Number of Cases" in titles
-    assert not any("Study Population 4.1" in title for title in titles)
+    assert section in titles and subsection in titles
+
+
+def test_a_section_opening_its_subsections_is_no_list_of_labels(tmp_path: Path) -> None:
+    """Short bold titles stacked with nothing between them, each numbered one level under the one before
+    ("3 Results" / "3.1 Overview" / "3.1.1 Data"): a section opening its subsections, kept, where three
+    short labels stacked alike (a signature block) are dropped."""
+    document = pymupdf.open()
+    body_page(document)
+    sheet = body_page(document, 9)
+    sheet.skip(10)
+    for title in ("3 Results", "3.1 Overview", "3.1.1 Data"):
+        sheet.line(title, font="hebo", size=12)
+        sheet.skip(6)
+    sheet.paragraph(prose(20, 3))
+    titles = heading_texts(build(save(document, tmp_path)))
+    assert {"3 Results", "3.1 Overview", "3.1.1 Data"} <= set(titles)
 
 
 @pytest.mark.parametrize("title", ["1.2.3.2. Funding", "4.2.4 ZEVs", "2.1 GO"])
@@ -2227,15 +2254,24 @@ def test_a_short_title_under_a_long_number_is_a_heading(tmp_path: Path, title: s
     assert title in heading_texts(build(save(document, tmp_path)))
 
 
-def test_a_contents_entry_with_leaders_to_its_page_is_no_heading(tmp_path: Path) -> None:
-    """A line with dot leaders running to a page number ("2.1 PRINCIPES GENERAUX ....... 16"), set bold
-    on a page not read as a contents page: a contents entry, not a title."""
+@pytest.mark.parametrize(
+    "entry",
+    [
+        "2.1 PRINCIPES GENERAUX DE FONCTIONNEMENT ............................... 16",
+        "Preface and acknowledgements ..... vii",
+        "3 Results of the field survey ···· 7",
+        "2 Annex to the regulation ..... A-1",
+    ],
+)
+def test_a_contents_entry_with_leaders_to_its_page_is_no_heading(tmp_path: Path, entry: str) -> None:
+    """A line with dot leaders running to a page number ("2.1 PRINCIPES GENERAUX ....... 16", a roman or an
+    "A-1" page), set bold on a page not read as a contents page: a contents entry, not a title."""
     document = pymupdf.open()
     body_page(document)
     sheet = body_page(document, 9)
     sheet.skip(10)
-    entry = "2.1 PRINCIPES GENERAUX DE FONCTIONNEMENT ............................... 16"
     sheet.line(entry, font="hebo", size=12)
     sheet.skip(4)
     sheet.paragraph(prose(20, 3))
-    assert not any("PRINCIPES" in title for title in heading_texts(build(save(document, tmp_path))))
+    word = entry.split()[1]
+    assert not any(word in title for title in heading_texts(build(save(document, tmp_path))))

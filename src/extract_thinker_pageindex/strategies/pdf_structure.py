@@ -382,7 +382,7 @@ _OUTLINE_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)\.?\s+(?=\S)")
 
 
 # A title's number, touching its first word or not: "4.Study Population", "4.1 Number of Cases".
-_TITLE_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)(?:\.\s*|\s+)[A-Z]")
+_TITLE_NUMBER = re.compile(r"^([0-9]{1,2}(?:\.[0-9]{1,2})*)(?:\.\s*|\s+)(?![a-z])[^\W\d_]")
 
 
 def _numbered_under(line: Line, following: Line) -> bool:
@@ -394,8 +394,11 @@ def _numbered_under(line: Line, following: Line) -> bool:
     return number is not None and below is not None and below.group(1).startswith(number.group(1) + ".")
 
 
-# Dot leaders running to a page number at the end of a line: a contents entry, wherever it stands.
-_LEADER_TO_PAGE = re.compile(r"(?:(?:\.\s?){4,}|…{2,})\s*[0-9]{1,4}$")
+# Dot leaders running to a page number (arabic, roman, "A-1") at the end of a line: a contents entry,
+# wherever it stands.
+_LEADER_TO_PAGE = re.compile(
+    r"(?:(?:[.·]\s?){4,}|…{2,})\s*(?:[0-9]{1,4}|[ivxlc]{1,6}|[A-Z]{1,2}-[0-9]{1,4})$"
+)
 
 
 def _title_words(text: str) -> str:
@@ -405,10 +408,13 @@ def _title_words(text: str) -> str:
     return text[number.end() :] if number else text
 
 
-def _opens_subsection(line: Line, following: Line) -> bool:
-    """Whether ``following`` opens the first level under the numbered title ``line``: right under it (a
-    blank line apart at most), set no larger, its number the title's with one more part ("2.2" over
-    "2.2.1"). (A section's running header over the page's first subheading, set smaller, is no title.)"""
+def _opens_subsection(line: Line, following: Line, last: Line | None = None) -> bool:
+    """Whether ``following`` opens the first level under the numbered title ``line`` (whose last line is
+    ``last``, when it wraps): right under it (at most :data:`SUBSECTION_GAP` times its size apart; line
+    boxes set tight may overlap by half of it), set no larger, its number the title's with one more part
+    ("2.2" over "2.2.1"). (A section's running header over the page's first subheading, set smaller, is no
+    title.)"""
+    last = line if last is None else last
     number = _OUTLINE_NUMBER.match(line.text)
     below = _OUTLINE_NUMBER.match(following.text)
     return (
@@ -417,7 +423,7 @@ def _opens_subsection(line: Line, following: Line) -> bool:
         and below.group(1).startswith(number.group(1) + ".")
         and below.group(1).count(".") == number.group(1).count(".") + 1
         and following.size <= line.size
-        and 0 <= following.bbox[1] - line.bbox[3] <= SUBSECTION_GAP * line.size
+        and -0.5 * line.size <= following.bbox[1] - last.bbox[3] <= SUBSECTION_GAP * line.size
     )
 
 
@@ -506,7 +512,15 @@ def _drop_heading_lists(
         texts = [" ".join(pages[where].lines[member].text for member in members) for where, members in run]
         short = all(len(text.split()) <= 4 for text in texts)
         numbered = any(_NUMBERED_PART.match(text) or _NUMBERED_ITEM.match(text) for text in texts)
-        if len(run) < 3 or not short or numbered:
+        # Titles each numbered one level under the one before ("3 Results" / "3.1 Overview" / "3.1.1
+        # Data") are a section opening its subsections, not a list of labels.
+        found = [_OUTLINE_NUMBER.match(text) for text in texts]
+        numbers = [match[1] for match in found if match is not None]
+        chain = len(numbers) == len(texts) and all(
+            below.startswith(above + ".") and below.count(".") == above.count(".") + 1
+            for above, below in itertools.pairwise(numbers)
+        )
+        if len(run) < 3 or not short or numbered or chain:
             kept.extend(run)
         run.clear()
 
@@ -654,13 +668,16 @@ def _page_heading_groups(
             position += 1
             continue
         members = [position]
+        # A bold or larger numbered title is told apart from its subsection's title set under it (a weak
+        # one, in italics or capitals, stays whole: both lines are weak, neither would stand alone).
+        strong = heading_cue(line, body) in FONT_CUES
         while (
             len(members) < 3
             and position + len(members) < len(lines)
             and lines[position + len(members)].block == line.block
             and _style_key(lines[position + len(members)]) == _style_key(line)
             and wraps(lines[members[-1]], lines[position + len(members)])
-            and not _numbered_under(line, lines[position + len(members)])
+            and not (strong and _numbered_under(line, lines[position + len(members)]))
             and candidate(position + len(members), continuation=True)
         ):
             members.append(position + len(members))
@@ -684,7 +701,8 @@ def _page_heading_groups(
         bold_paragraph = (
             follows
             and _style_key(lines[after]) == _style_key(line)
-            and not _numbered_under(lines[after - 1], lines[after])  # a title over its subsection's title
+            # (a bold or larger title over its subsection's title)
+            and not (strong and _numbered_under(lines[after - 1], lines[after]))
             # (two lines wrapped and a third of the same style: a paragraph set large, whatever its edge)
             and (
                 not candidate(after)
@@ -703,7 +721,11 @@ def _page_heading_groups(
             (follows and not _heads_its_unit(lines[after - 1], lines[after], extent[line.block]))
             or not (
                 _introduces_text(page, after, body, columns)
-                or (after < len(lines) and _opens_subsection(line, lines[after]) and candidate(after))
+                or (
+                    after < len(lines)
+                    and _opens_subsection(line, lines[after], lines[after - 1])
+                    and candidate(after)
+                )
             )
             or (
                 heading_cue(line, body) in ("italic", "font")
