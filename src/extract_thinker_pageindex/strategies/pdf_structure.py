@@ -462,7 +462,7 @@ def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
     letters = sum(map(str.isalpha, text))
     if letters < 2 and not _INDEX_LETTER.match(text):
         return False  # (a capital alone may head a group of an index: kept only in a series, see below)
-    if _LEADER_TO_PAGE.search(text):
+    if (text.count(".") >= 4 or text.count("·") >= 4 or "…" in text) and _LEADER_TO_PAGE.search(text):
         return False  # a contents entry: dot leaders to its page number ("2.1 PRINCIPES ....... 16")
     # (Measured on the words after a section number: "1.2.3.2. Funding" is a title of one word.)
     if letters < 0.5 * len(_title_words(text).replace(" ", "")):
