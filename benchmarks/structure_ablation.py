@@ -172,7 +172,7 @@ ABLATIONS: dict[str, list[tuple[Any, str, Any]]] = {
     "no numbered title over its subsection": [(pdf_structure, "_opens_subsection", lambda *args: False)],
     "no numbered titles told apart": [(pdf_structure, "_numbered_under", lambda *args: False)],
     "no letter share measured after the number": [(pdf_structure, "_title_words", lambda text: text)],
-    "no contents-entry guard": [(pdf_structure, "_LEADER_TO_PAGE", NEVER)],
+    "no contents-entry guard": [(pdf_structure, "leaders_to_page", lambda text: False)],
     "no small-capital openings": [
         (pdf_structure, "_heading_like", _no_capital_openings(pdf_structure._heading_like))
     ],

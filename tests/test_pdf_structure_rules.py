@@ -2244,14 +2244,7 @@ def test_a_short_title_under_a_long_number_is_a_heading(tmp_path: Path, title: s
     """A title of one short word under a number of several parts ("1.2.3.2. Funding"): its letters are
     fewer than its number's characters, but the shape tests read the words after the number — a title,
     not a line of figures."""
-    document = pymupdf.open()
-    body_page(document)
-    sheet = body_page(document, 9)
-    sheet.skip(10)
-    sheet.line(title, font="hebo", size=12)
-    sheet.skip(4)
-    sheet.paragraph(prose(20, 3))
-    assert title in heading_texts(build(save(document, tmp_path)))
+    assert title in bold_line_headings(tmp_path, title)
 
 
 @pytest.mark.parametrize(
@@ -2266,12 +2259,18 @@ def test_a_short_title_under_a_long_number_is_a_heading(tmp_path: Path, title: s
 def test_a_contents_entry_with_leaders_to_its_page_is_no_heading(tmp_path: Path, entry: str) -> None:
     """A line with dot leaders running to a page number ("2.1 PRINCIPES GENERAUX ....... 16", a roman or an
     "A-1" page), set bold on a page not read as a contents page: a contents entry, not a title."""
+    word = entry.split()[1]
+    assert not any(word in title for title in bold_line_headings(tmp_path, entry))
+
+
+def bold_line_headings(tmp_path: Path, text: str) -> list[str]:
+    """The headings of a document whose second page of body text holds ``text`` as a line of its own, bold
+    and 12 pt, over a paragraph."""
     document = pymupdf.open()
     body_page(document)
     sheet = body_page(document, 9)
     sheet.skip(10)
-    sheet.line(entry, font="hebo", size=12)
+    sheet.line(text, font="hebo", size=12)
     sheet.skip(4)
     sheet.paragraph(prose(20, 3))
-    word = entry.split()[1]
-    assert not any(word in title for title in heading_texts(build(save(document, tmp_path))))
+    return heading_texts(build(save(document, tmp_path)))

@@ -18,12 +18,14 @@ from typing import Any
 
 from .pdf_layout import Line, PageLines
 
-__all__ = ["ContentsEntry", "contents_entries", "is_toc_page", "printed_toc_entries"]
+__all__ = ["ContentsEntry", "contents_entries", "is_toc_page", "leaders_to_page", "printed_toc_entries"]
 
 _LEADERS = re.compile(r"(?:\.\s?){3,}\.|…{2,}|·{3,}|_{4,}")
 # A page label at the end of a line: "12", "F-3", "A-1", "xii".
 _PAGE = r"(?:[A-Z]{1,2}-)?[0-9]{1,4}|[ivxlc]{1,6}"
 _TRAILING = re.compile(rf"^(?P<title>.*?\S)[\s.…·_]*\s(?P<page>{_PAGE})$", re.IGNORECASE)
+# Leaders running to a page label at the end of a line, touching it or not ("...........97").
+_LEADERED_PAGE = re.compile(rf"(?:{_LEADERS.pattern})[\s.…·_]*(?:{_PAGE})$", re.IGNORECASE)
 _ALONE = re.compile(rf"^(?:page\s+)?(?P<page>{_PAGE})$", re.IGNORECASE)
 _MONTH = re.compile(
     r"\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?$|\b(?:january|february|march|april"
@@ -77,6 +79,12 @@ def _page_number(title: str, page: str, leaders: bool) -> bool:
 def _may_have_leaders(text: str) -> bool:
     """What :data:`_LEADERS` needs, found at C speed: four dots, or a run of ellipses, dots or rules."""
     return text.count(".") >= 4 or "……" in text or "···" in text or "____" in text
+
+
+def leaders_to_page(text: str) -> bool:
+    """Whether a line ends in leaders running to a page label ("2.1 PRINCIPES ....... 16", "Preface ····
+    vii", "Annex ..... A-1"): a contents entry, wherever it stands."""
+    return _may_have_leaders(text) and _LEADERED_PAGE.search(text) is not None
 
 
 def contents_entries(page: PageLines) -> list[ContentsEntry]:

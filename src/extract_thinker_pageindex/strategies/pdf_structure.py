@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..tables import inverse, turned_box
-from .pdf_contents import first_entry_line, is_contents_line, is_toc_page
+from .pdf_contents import first_entry_line, is_contents_line, is_toc_page, leaders_to_page
 from .pdf_layout import COLUMN_MIN_WIDTH, Line, PageLines
 
 __all__ = [
@@ -394,18 +394,16 @@ def _numbered_under(line: Line, following: Line) -> bool:
     return number is not None and below is not None and below.group(1).startswith(number.group(1) + ".")
 
 
-# Dot leaders running to a page number (arabic, roman, "A-1") at the end of a line: a contents entry,
-# wherever it stands.
-_LEADER_TO_PAGE = re.compile(
-    r"(?:(?:[.·]\s?){4,}|…{2,})\s*(?:[0-9]{1,4}|[ivxlc]{1,6}|[A-Z]{1,2}-[0-9]{1,4})$"
-)
-
-
 def _title_words(text: str) -> str:
     """A line's text after its section number, if it opens with one ("1.2.3.2. Funding" -> "Funding"): what
     a title's shape is judged by."""
     number = _OUTLINE_NUMBER.match(text)
     return text[number.end() :] if number else text
+
+
+def _one_level_under(above: str, below: str) -> bool:
+    """Whether section number ``below`` is ``above`` with one more part ("2.2" and "2.2.1")."""
+    return below.startswith(above + ".") and below.count(".") == above.count(".") + 1
 
 
 def _opens_subsection(line: Line, following: Line, last: Line | None = None) -> bool:
@@ -420,8 +418,7 @@ def _opens_subsection(line: Line, following: Line, last: Line | None = None) -> 
     return (
         number is not None
         and below is not None
-        and below.group(1).startswith(number.group(1) + ".")
-        and below.group(1).count(".") == number.group(1).count(".") + 1
+        and _one_level_under(number.group(1), below.group(1))
         and following.size <= line.size
         and -0.5 * line.size <= following.bbox[1] - last.bbox[3] <= SUBSECTION_GAP * line.size
     )
@@ -462,7 +459,7 @@ def _heading_like(line: Line, body: float, continuation: bool = False) -> bool:
     letters = sum(map(str.isalpha, text))
     if letters < 2 and not _INDEX_LETTER.match(text):
         return False  # (a capital alone may head a group of an index: kept only in a series, see below)
-    if (text.count(".") >= 4 or text.count("·") >= 4 or "…" in text) and _LEADER_TO_PAGE.search(text):
+    if leaders_to_page(text):
         return False  # a contents entry: dot leaders to its page number ("2.1 PRINCIPES ....... 16")
     # (Measured on the words after a section number: "1.2.3.2. Funding" is a title of one word.)
     if letters < 0.5 * len(_title_words(text).replace(" ", "")):
@@ -517,8 +514,7 @@ def _drop_heading_lists(
         found = [_OUTLINE_NUMBER.match(text) for text in texts]
         numbers = [match[1] for match in found if match is not None]
         chain = len(numbers) == len(texts) and all(
-            below.startswith(above + ".") and below.count(".") == above.count(".") + 1
-            for above, below in itertools.pairwise(numbers)
+            _one_level_under(above, below) for above, below in itertools.pairwise(numbers)
         )
         if len(run) < 3 or not short or numbered or chain:
             kept.extend(run)
