@@ -153,10 +153,20 @@ def schema_without_retriever(args: argparse.Namespace) -> bool:
 def open_cli_retriever(target: str, schema: str | None, *, read_only: bool = False) -> tuple[Any, int]:
     """``(retriever, EXIT_OK)`` for what ``--retriever`` and ``--schema`` name, or ``(None, exit code)``
     after saying why it cannot be opened (``EXIT_USAGE`` for a bad option or, ``read_only``, no index)."""
+    import os
+
     from ..errors import InvalidOptionError
-    from ..retrieval.target import open_retriever
+    from ..retrieval.target import open_retriever, postgres_dsn
 
     try:
+        path = target.strip()
+        if read_only and path and postgres_dsn(target) is None and not os.path.isfile(path):
+            # Said for the command line: the retriever's own message speaks of its read_only argument.
+            _error(
+                f"--retriever {path!r} is no file; search reads the index that "
+                "'index --engine ... --retriever' wrote: check the path."
+            )
+            return None, EXIT_USAGE
         return open_retriever(target, schema=schema, read_only=read_only), EXIT_OK
     except InvalidOptionError as exc:
         _error(str(exc))
