@@ -817,3 +817,180 @@ def test_pictures_on_a_turned_page_are_drawn_and_measured_where_the_page_shows_t
         assert max(picture.convert("L").getextrema()) < 16  # black, as the page shows it
     with PYMUPDF_LOCK:
         assert picture_cover(scanned) == pytest.approx(1.0)
+
+
+# -- masks, stencils and pictures without an object ----------------------------------------------------------
+
+
+def _half_clear_picture(width: int, height: int) -> bytes:
+    """An RGBA PNG: its left half opaque red, its right half clear over black (the colour a reader that
+    drops the alpha shows)."""
+    picture = Image.new("RGBA", (width, height), (0, 0, 0, 0))
+    picture.paste((255, 0, 0, 255), (0, 0, width // 2, height))
+    buffer = io.BytesIO()
+    picture.save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("size", "box"),
+    [
+        ((200, 100), pymupdf.Rect(100, 200, 300, 300)),  # kept whole (72 dpi of its place)
+        ((2000, 1000), pymupdf.Rect(100, 200, 300, 300)),  # 720 dpi of its place: decoded reduced
+    ],
+)
+def test_a_picture_with_a_soft_mask_keeps_it_as_its_alpha(
+    tmp_path: Path, size: tuple[int, int], box: pymupdf.Rect
+) -> None:
+    # A PNG with transparency is stored as the colours plus an /SMask picture; MuPDF decodes the two apart.
+    # Kept without its mask, the clear half showed its hidden colour (black) where the page shows white.
+    document = pymupdf.open()
+    page = text_page(document, "A picture with a transparent half.")
+    page.insert_image(box, stream=_half_clear_picture(*size))
+    path = tmp_path / "smask.pdf"
+    document.save(path)
+    with pymupdf.open(path) as saved:  # the premise: a picture object with a soft mask
+        (item,) = saved[0].get_images(full=True)
+        assert item[1] > 0
+
+    (node,) = [
+        node for node in build_index(path, strategy="text").pages[0].nodes if isinstance(node, ImageNode)
+    ]
+    assert node.image_data is not None
+    with Image.open(io.BytesIO(node.image_data)) as picture:
+        assert picture.mode == "RGBA"
+        width, height = picture.size
+        assert picture.getpixel((width // 4, height // 2)) == (255, 0, 0, 255)  # opaque red
+        assert picture.getpixel((3 * width // 4, height // 2))[3] == 0  # clear, as the page shows it
+
+
+def _picture_under_mask(
+    tmp_path: Path, *, size: tuple[int, int], colorspace: str, pixel: bytes, key: str, mask: str, bits: bytes
+) -> Image.Image:
+    """The one picture the text strategy keeps of a page showing a ``size`` picture of ``pixel`` colour
+    whose ``key`` (``SMask`` or ``Mask``) is a mask object of dictionary ``mask`` and samples ``bits``."""
+    width, height = size
+    document = pymupdf.open()
+    page = text_page(document, f"A picture under a /{key}.")
+    xref = add_picture(
+        document,
+        page,
+        pymupdf.Rect(100, 200, 100 + 2 * width, 200 + 2 * height),
+        width=width,
+        height=height,
+        colorspace=colorspace,
+        stream=zlib.compress(pixel * width * height),
+    )
+    masking = document.get_new_xref()
+    document.update_object(masking, f"<</Type/XObject/Subtype/Image{mask}>>")
+    document.update_stream(masking, bits)
+    document.xref_set_key(xref, key, f"{masking} 0 R")
+    path = tmp_path / "masked.pdf"
+    document.save(path)
+    nodes = build_index(path, strategy="text").pages[0].nodes
+    (node,) = [node for node in nodes if isinstance(node, ImageNode)]
+    with Image.open(io.BytesIO(node.image_data or b"")) as picture:
+        picture.load()
+        return picture
+
+
+def test_a_picture_whose_soft_mask_is_smaller_keeps_it_scaled_to_its_size(tmp_path: Path) -> None:
+    picture = _picture_under_mask(
+        tmp_path,
+        size=(200, 100),
+        colorspace="/DeviceRGB",
+        pixel=b"\x00\x00\xff",  # blue
+        key="SMask",
+        mask="/Width 100/Height 50/ColorSpace/DeviceGray/BitsPerComponent 8",
+        bits=(b"\xff" * 50 + b"\x00" * 50) * 50,  # left half opaque
+    )
+    assert picture.size == (200, 100) and picture.mode == "RGBA"
+    assert picture.getpixel((40, 50)) == (0, 0, 255, 255)
+    assert picture.getpixel((160, 50))[3] == 0
+
+
+def test_a_picture_with_a_stencil_mask_is_clear_where_the_mask_hides_it(tmp_path: Path) -> None:
+    picture = _picture_under_mask(
+        tmp_path,
+        size=(100, 60),
+        colorspace="/DeviceGray",
+        pixel=b"\xb4",  # grey 180
+        key="Mask",
+        mask="/Width 100/Height 60/ImageMask true/BitsPerComponent 1",
+        # A /Mask stencil hides where its bits are 1: the left 56 pixels of each 13-byte row.
+        bits=(b"\xff" * 7 + b"\x00" * 6) * 60,
+    )
+    assert picture.mode == "LA"
+    assert picture.getpixel((10, 30))[1] == 0  # hidden, as the page shows it
+    assert picture.getpixel((90, 30)) == (180, 255)
+
+
+def test_a_stencil_painted_in_two_colours_on_two_pages_keeps_each_pages_colour(tmp_path: Path) -> None:
+    # A stencil mask has no colours of its own: it is drawn from its page, in that page's fill colour, so
+    # the drawing of the first page is not the second's.
+    document = pymupdf.open()
+    stencil = document.get_new_xref()
+    document.update_object(
+        stencil, "<</Type/XObject/Subtype/Image/Width 160/Height 80/ImageMask true/BitsPerComponent 1>>"
+    )
+    document.update_stream(stencil, b"\x55" * 20 * 80)  # stripes
+    for colour in ("1 0 0", "0 0 1"):
+        page = document.new_page()
+        document.xref_set_key(
+            page.xref,
+            "Resources",
+            f"<</Font<</F1<</Type/Font/Subtype/Type1/BaseFont/Helvetica>>>>/XObject<</St {stencil} 0 R>>>>",
+        )
+        contents = document.get_new_xref()
+        document.update_object(contents, "<<>>")
+        text = f"BT /F1 11 Tf 72 720 Td (A striped stencil painted {colour}.) Tj ET\n"
+        document.update_stream(contents, f"{text}q {colour} rg 320 0 0 160 100 432 cm /St Do Q\n".encode())
+        document.xref_set_key(page.xref, "Contents", f"{contents} 0 R")
+    path = tmp_path / "stencils.pdf"
+    document.save(path)
+
+    colours = []
+    for page in build_index(path, strategy="text").pages:
+        (node,) = [node for node in page.nodes if isinstance(node, ImageNode)]
+        with Image.open(io.BytesIO(node.image_data or b"")) as picture:
+            colours.append({colour for _, colour in picture.convert("RGB").getcolors(1 << 20) or []})
+    assert (255, 0, 0) in colours[0] and (0, 0, 255) not in colours[0]
+    assert (0, 0, 255) in colours[1] and (255, 0, 0) not in colours[1]
+
+
+def test_an_inline_picture_the_size_of_one_picture_object_does_not_take_its_bytes(tmp_path: Path) -> None:
+    # The inline picture (blue) has no object; the page's one picture object (red) is of its size. Matched
+    # by size alone, the inline picture became a second copy of the red one.
+    document = pymupdf.open()
+    page = text_page(document, "A picture object and an inline picture of the same size.")
+    page.insert_image(pymupdf.Rect(100, 100, 300, 220), stream=_coloured_png((255, 0, 0), (100, 60)))
+    inline = b"q 200 0 0 120 100 422 cm BI /W 100 /H 60 /CS /RGB /BPC 8 /F /AHx ID\n"
+    inline += b"0000ff" * 100 * 60 + b">\nEI Q\n"
+    contents = page.get_contents()[-1]
+    document.update_stream(contents, document.xref_stream(contents) + inline)
+    path = tmp_path / "inline.pdf"
+    document.save(path)
+    with pymupdf.open(path) as saved:  # the premise: both drawn, 100 x 60 pixels each
+        assert [info["width"] for info in saved[0].get_image_info()] == [100, 100]
+
+    assert _colour_at_each_box(path) == [((100, 100, 300, 220), (255, 0, 0))]
+
+
+def test_a_page_of_two_units_a_point_keeps_its_pictures_where_mupdf_places_them(tmp_path: Path) -> None:
+    # /UserUnit 2: MuPDF scales the page (1190 x 1684 points) and every box on it, but PyMuPDF's dict gives
+    # the page's size unscaled (595 x 842). Clipped to that, the right picture was lost and the left one cut.
+    document = pymupdf.open()
+    page = text_page(document, "A page of two units a point.")
+    page.insert_image(pymupdf.Rect(100, 300, 300, 420), stream=_coloured_png((255, 0, 0), (100, 60)))
+    page.insert_image(pymupdf.Rect(330, 300, 500, 420), stream=_coloured_png((0, 0, 255), (100, 60)))
+    document.xref_set_key(page.xref, "UserUnit", "2")
+    path = tmp_path / "user_unit.pdf"
+    document.save(path)
+    with pymupdf.open(path) as saved:  # the premise: MuPDF's page and boxes are scaled
+        assert saved[0].rect == pymupdf.Rect(0, 0, 1190, 1684)
+        assert [info["bbox"][0] for info in saved[0].get_image_info()] == [200, 660]
+
+    assert _colour_at_each_box(path) == [
+        ((200, 600, 600, 840), (255, 0, 0)),
+        ((660, 618, 1000, 822), (0, 0, 255)),
+    ]

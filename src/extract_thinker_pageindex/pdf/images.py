@@ -12,7 +12,7 @@ import re
 import struct
 import warnings
 import zlib
-from collections.abc import Collection, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -33,6 +33,7 @@ __all__ = [
     "MAX_RENDER_SIDE",
     "DrawnPicture",
     "ImageLimits",
+    "drawn_from_page",
     "drawn_pictures",
     "embedded_jpeg",
     "encode_png",
@@ -187,7 +188,7 @@ _PNG_COLOUR_TYPES = {1: 0, 2: 4, 3: 2, 4: 6}
 _PNG_BAND_ROWS = 256
 
 
-def encode_png(pixmap: Any, *, bilevel: bool = False) -> bytes:
+def encode_png(pixmap: Any, *, bilevel: bool = False, alpha: Any = None) -> bytes:
     """A grey or RGB pixmap (with its alpha, if any) as PNG bytes, encoded fast.
 
     Each row is stored as its difference from the row above (PNG's "Up" filter, for every row) and
@@ -195,7 +196,8 @@ def encode_png(pixmap: Any, *, bilevel: bool = False) -> bytes:
     pictures, and the files a seventh smaller. The pixels are exactly the pixmap's; alpha, which MuPDF
     keeps premultiplied, is undone as PNG expects. ``bilevel``: the pixmap is a black-and-white picture
     decoded (a scan, line art); when every pixel is black or white it is stored at one bit a pixel, an
-    eighth of the bytes to filter and deflate.
+    eighth of the bytes to filter and deflate. ``alpha``: the picture's mask, a 2-D array of bytes of the
+    pixmap's height and width, for a pixmap without alpha of its own (stored as PNG's alpha as it is).
 
     Raises:
         ValueError: the pixmap is not grey or RGB (convert it first; see :func:`pixmap_png`).
@@ -211,6 +213,12 @@ def encode_png(pixmap: Any, *, bilevel: bool = False) -> bytes:
         raise ValueError(f"PNG holds grey or RGB pixels, not {colorspace}")
     width, height, n = pixmap.width, pixmap.height, pixmap.n
     samples = np.frombuffer(pixmap.samples_mv, dtype=np.uint8).reshape(height, pixmap.stride)[:, : width * n]
+    if alpha is not None:
+        if pixmap.alpha or alpha.shape != (height, width):
+            raise ValueError(
+                f"a mask of {alpha.shape} for a {width} x {height} pixmap (with alpha: {pixmap.alpha})"
+            )
+        return _png(samples, width, height, depth=8, colour_type=_PNG_COLOUR_TYPES[n + 1], mask=alpha)
     if bilevel and n == 1 and _black_and_white(samples):
         return _png(np.packbits(samples, axis=1), width, height, depth=1, colour_type=0)
     return _png(samples, width, height, depth=8, colour_type=_PNG_COLOUR_TYPES[n], alpha=bool(pixmap.alpha))
@@ -226,23 +234,36 @@ def _black_and_white(samples: Any) -> bool:
 
 
 def _png(
-    samples: Any, width: int, height: int, *, depth: int, colour_type: int, alpha: bool = False
+    samples: Any,
+    width: int,
+    height: int,
+    *,
+    depth: int,
+    colour_type: int,
+    alpha: bool = False,
+    mask: Any = None,
 ) -> bytes:
     """PNG bytes of a picture's rows (a 2-D array of bytes, each row as PNG packs it: ``depth`` bits a
     sample), each row stored by the Up filter; ``alpha``: the last sample of each pixel is a
-    premultiplied alpha."""
+    premultiplied alpha; ``mask``: a 2-D array of one alpha byte a pixel to put after each pixel's colour
+    samples (``colour_type`` then counts it)."""
     import numpy as np
     from zlib_ng import zlib_ng
 
     n = {0: 1, 4: 2, 2: 3, 6: 4}[colour_type]  # samples a pixel
     deflate = zlib_ng.compressobj(2)
     parts = []
-    row_bytes = samples.shape[1]
+    row_bytes = samples.shape[1] if mask is None else width * n
     above = np.zeros(row_bytes, dtype=np.uint8)
     for start in range(0, height, _PNG_BAND_ROWS):
         band = samples[start : start + _PNG_BAND_ROWS]
         if alpha:
             band = _unmultiplied(band, n)
+        if mask is not None:
+            pixels = np.empty((band.shape[0], width, n), dtype=np.uint8)
+            pixels[..., :-1] = band.reshape(band.shape[0], width, n - 1)
+            pixels[..., -1] = mask[start : start + _PNG_BAND_ROWS]
+            band = pixels.reshape(band.shape[0], row_bytes)
         rows = np.empty((band.shape[0], row_bytes + 1), dtype=np.uint8)
         rows[:, 0] = 2  # the Up filter
         np.subtract(band[0], above, out=rows[0, 1:])
@@ -283,9 +304,11 @@ def _png_chunk(kind: bytes, data: bytes) -> bytes:
     return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)))
 
 
-def pixmap_png(pixmap: Any, *, bilevel: bool = False) -> bytes | None:
+def pixmap_png(pixmap: Any, *, bilevel: bool = False, alpha: Any = None) -> bytes | None:
     """A decoded picture as PNG bytes, in grey or RGB (with its alpha, if any): CMYK, Lab, separation
     and DeviceN colours, which PNG cannot hold, are converted to RGB.
+
+    ``alpha``: the picture's mask, as :func:`encode_png` takes it.
 
     Returns:
         None for a pixmap without colours (a stencil mask: only the page shows what it paints).
@@ -300,7 +323,7 @@ def pixmap_png(pixmap: Any, *, bilevel: bool = False) -> bytes | None:
         or pymupdf.mupdf.fz_colorspace_is_rgb(fz_colorspace)
     ):
         pixmap = pymupdf.Pixmap(pymupdf.csRGB, pixmap)  # CMYK, Lab, a separation, DeviceN
-    return encode_png(pixmap, bilevel=bilevel)
+    return encode_png(pixmap, bilevel=bilevel, alpha=alpha)
 
 
 def _draw_picture(page: Any, clip: Sequence[float], width: int, height: int) -> bytes:
@@ -384,7 +407,7 @@ def _picture_device_class() -> type:
     return PictureDevice
 
 
-def drawn_pictures(page: Any, identify: Collection[int] = ()) -> list[DrawnPicture]:
+def drawn_pictures(page: Any, identify: Mapping[int, tuple[int, int]] | None = None) -> list[DrawnPicture]:
     """Every picture a PyMuPDF page draws (its content, forms and annotations; inline pictures and
     stencil masks too), in drawing order (call while holding ``PYMUPDF_LOCK``).
 
@@ -396,10 +419,12 @@ def drawn_pictures(page: Any, identify: Collection[int] = ()) -> list[DrawnPictu
 
     Args:
         page: A PyMuPDF page of a PDF.
-        identify: Object numbers of pictures to find among those drawn. MuPDF keeps each picture it has
-            loaded in its store under its object, so the object loaded again is the very picture the
-            page drew: found by identity, nothing decoded. (A picture the store has let go of by then is
-            not found; its ``xref`` stays 0.)
+        identify: Pictures to find among those drawn: object number -> pixel size as declared. Those of
+            a size some drawn picture has are looked up: MuPDF keeps each picture it has loaded in its
+            store under its object, so the object loaded again is the very picture the page drew (held
+            here meanwhile, so that the store keeps it): found by identity, nothing decoded. A drawn
+            picture that is none of them (an inline picture, one in an annotation's appearance) keeps
+            ``xref`` 0.
     """
     mupdf = load_pymupdf().mupdf
     device = _picture_device_class()()
@@ -411,10 +436,12 @@ def drawn_pictures(page: Any, identify: Collection[int] = ()) -> list[DrawnPictu
     finally:
         mupdf.fz_close_device(device)
     objects: dict[int, int] = {}  # a picture's address -> its object number
-    if identify and device.found:
+    sizes = {(int(image.w()), int(image.h())) for image, _ in device.found}
+    wanted = [xref for xref, size in (identify or {}).items() if size in sizes]
+    if wanted:
         document = mupdf.pdf_document_from_fz_document(page.parent.this)
         loaded = []  # held too, so that no two of them share an address
-        for xref in identify:
+        for xref in wanted:
             try:
                 image = mupdf.pdf_load_image(document, mupdf.pdf_new_indirect(document, xref, 0))
             except mupdf.FzErrorBase:  # a broken picture object: left unfound (and unread later)
@@ -425,6 +452,42 @@ def drawn_pictures(page: Any, identify: Collection[int] = ()) -> list[DrawnPictu
         DrawnPicture(box, int(image.w()), int(image.h()), objects.get(image.m_internal_value(), 0))
         for image, box in device.found
     ]
+
+
+def _mask_plane(image: Any, pixmap: Any, whole: Any) -> Any:
+    """A picture's soft mask (``/SMask``) or stencil mask (``/Mask``) as a 2-D array of alpha bytes of the
+    decoded ``pixmap``'s size, or None: no such mask, a pixmap with its own alpha (a colour key, JPEG
+    2000) or without colours, a mask that hides nothing, or one that cannot be read (the picture is then
+    kept opaque). MuPDF decodes a picture's colours and its mask apart and draws the one through the
+    other; the mask is decoded at the colours' size (reduced with them)."""
+    import numpy as np
+
+    mupdf = load_pymupdf().mupdf
+
+    mask = image.mask()
+    if mask.m_internal is None or pixmap.alpha or pixmap.colorspace is None:
+        return None
+    width, height = pixmap.width, pixmap.height
+    try:
+        plane, _, _ = mupdf.fz_get_pixmap_mask_from_image(
+            mask, whole, mupdf.FzMatrix(width, 0, 0, height, 0, 0), 1
+        )
+        if plane.n() != 1:
+            return None
+        if (plane.w(), plane.h()) != (width, height):
+            plane = mupdf.fz_scale_pixmap(plane, 0, 0, width, height, whole)
+        samples = mupdf.fz_pixmap_samples_memoryview(plane)
+    except mupdf.FzErrorBase:
+        return None
+    values = np.array(samples, dtype=np.uint8).reshape(plane.h(), plane.stride())[:, :width]
+    return None if values.min() == 255 else values
+
+
+def drawn_from_page(document: Any, xref: int, *, width: int, height: int) -> bool:
+    """Whether :func:`picture_bytes` draws a picture from its place on the page rather than decoding it:
+    a picture beyond ``MAX_PICTURE_SIDE`` or ``MAX_PICTURE_PIXELS``, or a stencil mask (``/ImageMask``,
+    which holds no colours: the page paints it). What it gives then is that page's, not the picture's."""
+    return not fits_whole(width, height) or document.xref_get_key(xref, "ImageMask")[1] == "true"
 
 
 def _bilevel(document: Any, xref: int) -> bool:
@@ -480,8 +543,8 @@ def picture_png(
             # Black-and-white pictures stay whole: reduced, their edges turn grey, which costs more to
             # encode than the pixels saved (they compress tenfold as they are).
             bilevel = _bilevel(document, xref)
-            pixmap = _decoded(document, xref, 1.0 if bilevel else picture_scale(width, height, clip))
-            png = pixmap_png(pixmap, bilevel=bilevel)
+            pixmap, alpha = _decoded(document, xref, 1.0 if bilevel else picture_scale(width, height, clip))
+            png = pixmap_png(pixmap, bilevel=bilevel and alpha is None, alpha=alpha)
         return png if png is not None else _draw_picture(page, clip, width, height)
     except mupdf_errors() as exc:
         warnings.warn(
@@ -493,10 +556,11 @@ def picture_png(
         return None
 
 
-def _decoded(document: Any, xref: int, scale: float) -> Any:
+def _decoded(document: Any, xref: int, scale: float) -> tuple[Any, Any]:
     """A picture object decoded as a PyMuPDF pixmap, reduced to ``scale`` of its size when that is less
-    than 1. MuPDF is asked for the reduced size while it decodes: it reduces by the largest power of two
-    that keeps the picture at least that size (up to 64 times) — a JPEG comes out of libjpeg so reduced
+    than 1, with its mask as alpha bytes of the pixmap's size (or None: see :func:`_mask_plane`). MuPDF is
+    asked for the reduced size while it decodes: it reduces by the largest power of two that keeps the
+    picture at least that size (up to 64 times) — a JPEG comes out of libjpeg so reduced
     without being decoded whole (four to five times faster on the eval sets' reduced JPEGs), other
     pictures are subsampled right after decoding —, and what is left of the reduction is a scaling of
     the smaller pixmap (not done for a pixmap without colours, which is drawn from the page instead)."""
@@ -515,7 +579,7 @@ def _decoded(document: Any, xref: int, scale: float) -> Any:
     pixmap = pymupdf.Pixmap("raw", decoded)  # PyMuPDF's own way to take MuPDF's pixmap as it is
     if scale < 1 and pixmap.colorspace is not None and (pixmap.width, pixmap.height) != (width, height):
         pixmap = pymupdf.Pixmap(pixmap, width, height, None)
-    return pixmap
+    return pixmap, _mask_plane(image, pixmap, whole)
 
 
 # -- JPEG pictures kept as they are -----------------------------------------------------------------------

@@ -579,11 +579,13 @@ def read_page_lines(
     drawings: Callable[[], list[dict[str, Any]]] | None = None,
 ) -> PageLines:
     """The text lines of a PyMuPDF page in reading order (call while holding ``PYMUPDF_LOCK``); from
-    ``textpage`` or its ``dict`` text ``data`` when the caller has read the page's text already, and the
-    page's drawings from ``drawings`` when the caller reads them for something else too (they are read
-    only when needed: from the text's vector blocks when ``flags`` collect them, see
-    :func:`~extract_thinker_pageindex.tables.drawings.page_paths`)."""
+    ``textpage`` or its ``dict`` text ``data`` (given with its ``textpage``: the page's size is read from
+    it) when the caller has read the page's text already, and the page's drawings from ``drawings`` when
+    the caller reads them for something else too (they are read only when needed: from the text's vector
+    blocks when ``flags`` collect them, see :func:`~extract_thinker_pageindex.tables.drawings.page_paths`)."""
     if data is None:
+        if textpage is None:
+            textpage = page.get_textpage(flags=flags)
         data = page.get_text("dict", flags=flags, textpage=textpage)
     if drawings is None:
         drawings = (
@@ -592,6 +594,12 @@ def read_page_lines(
             else page.get_cdrawings
         )
     width, height = float(data["width"]), float(data["height"])
+    if textpage is not None:
+        # PyMuPDF's dict gives a page of a /UserUnit (2 units a point, say) at its size in units, but every
+        # box in points, as MuPDF scales the page: the text page's own size is in the boxes' points.
+        own = textpage.rect
+        if abs(own.width - width) > 0.01 * width or abs(own.height - height) > 0.01 * height:
+            width, height = float(own.width), float(own.height)
     turn = reading_matrix(page, blocks=data["blocks"])
     if turn is None:
         result = lines_from_blocks(data["blocks"], index, width, height)

@@ -426,10 +426,12 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
     """Placements of a page's embedded pictures that are big enough to be content.
     (Pictures repeated over many pages are dropped later, once every page has been seen.)
 
-    Nothing is decoded: different pictures of one size are told apart by identity (``drawn_pictures``).
+    Nothing is decoded: each placement is told which picture object it shows by identity
+    (``drawn_pictures``), never by its size alone, so an inline picture or one in an annotation's
+    appearance never takes the bytes of an object of its size.
 
     Warns:
-        PageIndexWarning: pictures of a shared size that could not be told apart (left out).
+        PageIndexWarning: pictures of a size two objects share that could not be told apart (left out).
     """
     from ..pdf.images import drawn_pictures
 
@@ -444,33 +446,22 @@ def _page_images(pdf_page: Any, page: PageLines, name: str) -> list[Placement]:
     listed = pdf_page.get_images(full=True)  # the cheap look at the page's image objects first
     if not listed:
         return found
-    # Each placement is matched to the page's picture objects by its pixel size; where objects of one
-    # size differ, by identity (see ``drawn_pictures``).
-    by_size: dict[tuple[int, int], list[int]] = {}
-    for item in listed:
-        by_size.setdefault((item[2], item[3]), []).append(item[0])
-    ambiguous = {size for size, xrefs in by_size.items() if len(set(xrefs)) > 1}
-    shared = {xref for size in ambiguous for xref in by_size[size]}
+    sizes = {item[0]: (item[2], item[3]) for item in listed if item[0] > 0}
+    shared = Counter(sizes.values())
     # Placements come from one pass over the page that notes pictures only (sizes and places: nothing is
-    # decoded, no text laid out). Many pages place no picture big enough to be content (icons, rules,
-    # bullets): they need no more.
-    placed = drawn_pictures(pdf_page, identify=shared)
+    # decoded, no text laid out), each matched to the picture object it shows by identity.
+    placed = drawn_pictures(pdf_page, identify=sizes)
     pictures = [picture for picture in placed if big_enough(picture)]
     if not pictures:
         return found
     untold = 0
     for picture in pictures:
-        size = (picture.width, picture.height)
-        if picture.xref:
-            xref = picture.xref
-        elif size in ambiguous:
-            untold += 1
-            continue
-        else:
-            candidates = by_size.get(size, [])
-            xref = candidates[0] if candidates else 0
+        xref = picture.xref
         if xref <= 0:
-            continue  # inline images have no xref to extract
+            # No object of the page's: an inline picture or one in an annotation's appearance (no object
+            # to extract), or one of a size two objects share that the store could not give back.
+            untold += shared[(picture.width, picture.height)] > 1
+            continue
         box = outer_box(picture.bbox, *page.own_size)
         if box is not None:
             found.append(Placement(xref, box, picture.width, picture.height))
@@ -571,7 +562,7 @@ def _parse_pdf_text(
     progress: Progress | None,
     ocr: OcrSettings | None,
 ) -> PdfTextResult:
-    from ..pdf.images import JPEG_SCALE, picture_bytes, picture_scale
+    from ..pdf.images import JPEG_SCALE, drawn_from_page, picture_bytes, picture_scale
     from ..pdf.opening import PYMUPDF_LOCK, open_pdf, pdf_errors
 
     with open_pdf(data, password=password, name=name) as document, PYMUPDF_LOCK, pdf_errors(name):
@@ -594,7 +585,7 @@ def _parse_pdf_text(
             shapes = functools.cache(functools.partial(shape_paths, text["blocks"]))
             drawings = functools.cache(functools.partial(_table_paths, pdf_page, shapes))
             underlines = functools.partial(_shown_paths, shapes)
-            page = read_page_lines(pdf_page, index, flags, data=text, drawings=underlines)
+            page = read_page_lines(pdf_page, index, flags, textpage=textpage, data=text, drawings=underlines)
             read.append(page)
             scanned = ocr is not None and needs_ocr(
                 pdf_page, "\n".join(line.text for line in page.lines), ocr.mode
@@ -637,19 +628,23 @@ def _parse_pdf_text(
         usage = Counter(xref for places in image_places for xref in {place.xref for place in places})
         decorative = {xref for xref, count in usage.items() if count >= max(3, 0.25 * len(read))}
         # Each picture is decoded once for each size it is kept at (300 dpi of its place: a thumbnail and
-        # the same picture shown large elsewhere are two sizes).
-        cache: dict[tuple[int, int, int, bool], bytes | None] = {}
+        # the same picture shown large elsewhere are two sizes). One drawn from its place on the page (a
+        # stencil mask, painted in the page's colour; an oversized picture) is that page's drawing.
+        cache: dict[tuple[int, int, int, bool, int, tuple[int, ...]], bytes | None] = {}
         for page, places, page_extras in zip(read, image_places, extras, strict=True):
             for place in places:
                 if place.xref in decorative:
                     continue
                 scale = picture_scale(place.width, place.height, place.box)
                 # (A JPEG may be kept as embedded only at JPEG_SCALE or more.)
+                drawn = drawn_from_page(document, place.xref, width=place.width, height=place.height)
                 size = (
                     place.xref,
                     round(place.width * scale),
                     round(place.height * scale),
                     scale >= JPEG_SCALE,
+                    page.index if drawn else -1,
+                    place.box if drawn else (),
                 )
                 if size not in cache:
                     # A plain JPEG kept whole is the PDF's own bytes; anything else a bounded PNG (an
