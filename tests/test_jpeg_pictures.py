@@ -272,3 +272,21 @@ def test_a_jpeg_finer_than_its_limit_is_decoded_reduced_with_its_own_colours(
             (300, 430): (30, 200, 30),
         }.items():
             assert all(abs(a - b) <= 12 for a, b in zip(rgb.getpixel((x, y)), colour, strict=True)), (x, y)
+
+
+def test_a_cut_jpeg_becomes_a_png_any_reader_opens(tmp_path: Path) -> None:
+    # A JPEG stream cut short keeps its headers (size, colours): kept as it is, Pillow refused the file
+    # ("image file is truncated") though MuPDF draws the part there is. Decoded, it is a PNG of that part.
+    whole = photo()
+    cut = whole[: len(whole) - 400]
+    with pytest.raises(OSError, match="truncated"):  # the premise: a reader refuses the cut file
+        Image.open(io.BytesIO(cut)).load()
+    node = the_image(pdf_with(tmp_path, cut))
+    assert node.image_data is not None and node.image_data.startswith(PNG_MAGIC)
+    with Image.open(io.BytesIO(node.image_data)) as picture:
+        picture.load()
+        assert picture.size == (240, 160)
+
+    # The same file whole, followed by the end-of-line a PDF writer may leave before `endstream`, is kept.
+    node = the_image(pdf_with(tmp_path, whole + b"\r\n"))
+    assert node.image_data == whole + b"\r\n"  # the stream as the PDF holds it

@@ -600,7 +600,8 @@ def embedded_jpeg(document: Any, xref: int, *, width: int, height: int) -> bytes
     no mask or soft mask, no decode array but the identity, no colour transform but the default (the
     other parameters a PDF writer may leave, ``/QFactor``, ``/HSamples``..., are its encoder's and change
     nothing), and the JPEG itself is a plain frame (baseline, extended or progressive) of ``width`` x
-    ``height`` with one or three components and no EXIF turn (a browser would turn it; a PDF does not).
+    ``height`` with one or three components and no EXIF turn (a browser would turn it; a PDF does not),
+    ending with its end-of-image marker (a cut JPEG is decoded instead).
     Anything else (CMYK, masks, an inverted decode...) is for :func:`picture_png`.
 
     Returns:
@@ -637,6 +638,10 @@ def embedded_jpeg(document: Any, xref: int, *, width: int, height: int) -> bytes
         return None
     frame = _jpeg_frame(data)
     if frame != (width, height, components):
+        return None
+    if not bytes(data[-64:]).rstrip(b"\r\n\t\x00 ").endswith(b"\xff\xd9"):
+        # No end-of-image marker: a cut file, which MuPDF decodes as far as it goes but many readers
+        # refuse (Pillow: "image file is truncated"). Decoded, it is kept as a PNG of what the page shows.
         return None
     return bytes(data)
 
