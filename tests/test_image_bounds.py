@@ -994,3 +994,129 @@ def test_a_page_of_two_units_a_point_keeps_its_pictures_where_mupdf_places_them(
         ((200, 600, 600, 840), (255, 0, 0)),
         ((660, 618, 1000, 822), (0, 0, 255)),
     ]
+
+
+@pytest.mark.parametrize(
+    ("unit", "crop", "expected"),
+    [
+        ("2", None, (240, 600, 640, 840)),  # two units a point: MuPDF scales the page
+        ("0.5", None, (60, 150, 160, 210)),
+        (None, "[-100 -100 800 900]", (120, 600, 320, 720)),  # a CropBox past the MediaBox: cut to it
+    ],
+)
+def test_a_picture_on_a_turned_page_of_another_unit_or_crop_keeps_mupdfs_box(
+    tmp_path: Path, unit: str | None, crop: str | None, expected: tuple[int, int, int, int]
+) -> None:
+    # PyMuPDF's derotation matrix measures the unscaled CropBox; MuPDF draws the page scaled by /UserUnit
+    # and cut to its MediaBox. Unturned by the former, these boxes landed off the page and were lost.
+    document = pymupdf.open()
+    page = text_page(document, "A turned page with a picture on it, and a line of text for the index.")
+    y = 600 if crop else 300
+    page.insert_image(pymupdf.Rect(120, y, 320, y + 120), stream=_coloured_png((10, 200, 30), (100, 60)))
+    if unit:
+        document.xref_set_key(page.xref, "UserUnit", unit)
+    if crop:
+        document.xref_set_key(page.xref, "CropBox", crop)
+    page.set_rotation(90)
+    path = tmp_path / "turned.pdf"
+    document.save(path)
+    with pymupdf.open(path) as saved:  # the premise: MuPDF's own box, in the page's unturned points
+        (info,) = saved[0].get_image_info()
+        assert tuple(round(value) for value in info["bbox"]) == expected
+
+    assert _colour_at_each_box(path) == [(expected, (10, 200, 30))]
+
+
+def _left_half_mask(document: pymupdf.Document, width: int, height: int, keys: str = "") -> int:
+    """A soft mask object (8-bit grey) whose left half is opaque and right half clear."""
+    xref = document.get_new_xref()
+    document.update_object(
+        xref,
+        f"<</Type/XObject/Subtype/Image/Width {width}/Height {height}/ColorSpace/DeviceGray"
+        f"/BitsPerComponent 8{keys}>>",
+    )
+    document.update_stream(xref, bytes([255] * (width // 2) + [0] * (width // 2)) * height)
+    return xref
+
+
+def test_a_soft_mask_with_a_matte_colour_keeps_it_as_alpha(tmp_path: Path) -> None:
+    # /Matte: the colours are stored multiplied by the mask (as many writers store PNGs with transparency);
+    # MuPDF undoes that and hands the colours with an alpha of their own, all opaque. Only the mask is it.
+    width, height = 120, 80
+    colours = (b"\xc8\x1e\x1e" * (width // 2) + b"\x00\x00\x00" * (width // 2)) * height  # matte: black
+    document = pymupdf.open()
+    page = text_page(document, "A picture with a pre-multiplied soft mask (/Matte).")
+    smask = _left_half_mask(document, width, height, "/Matte [0 0 0]")
+    xref = add_picture(
+        document,
+        page,
+        pymupdf.Rect(100, 200, 340, 360),
+        width=width,
+        height=height,
+        colorspace="/DeviceRGB",
+        stream=zlib.compress(colours),
+    )
+    document.xref_set_key(xref, "SMask", f"{smask} 0 R")
+    path = tmp_path / "matte.pdf"
+    document.save(path)
+
+    (node,) = [
+        node for node in build_index(path, strategy="text").pages[0].nodes if isinstance(node, ImageNode)
+    ]
+    with Image.open(io.BytesIO(node.image_data or b"")) as picture:
+        assert picture.mode == "RGBA"
+        assert picture.getpixel((20, 40)) == (200, 30, 30, 255)
+        assert picture.getpixel((100, 40))[3] == 0  # clear, as the page shows it (it was opaque black)
+
+
+def test_a_full_page_scan_on_a_page_of_two_units_a_point_covers_it(tmp_path: Path) -> None:
+    from extract_thinker_pageindex.ocr.detect import picture_cover
+
+    document = pymupdf.open()
+    page = document.new_page(width=400, height=300)
+    page.insert_image(page.rect, stream=_coloured_png((128, 128, 128), (80, 60)))
+    document.xref_set_key(page.xref, "UserUnit", "2")
+    path = tmp_path / "scan.pdf"
+    document.save(path)
+    with pymupdf.open(path) as saved, PYMUPDF_LOCK:
+        assert saved[0].rect == pymupdf.Rect(0, 0, 800, 600)  # the premise: MuPDF's scaled page
+        assert picture_cover(saved[0]) == pytest.approx(1.0)  # it was measured as a quarter of the page
+
+
+def test_a_jpeg_2000_with_its_own_alpha_and_a_soft_mask_keeps_both(tmp_path: Path) -> None:
+    # The page draws the picture through its own alpha and its soft mask: the kept alpha is the two in one.
+    width, height = 120, 80
+    rgba = Image.new("RGBA", (width, height), (200, 30, 30, 255))
+    rgba.paste((200, 30, 30, 128), (0, height // 2, width, height))  # its own alpha: the lower half at half
+    buffer = io.BytesIO()
+    rgba.save(buffer, "JPEG2000", irreversible=False)
+    document = pymupdf.open()
+    page = text_page(document, "A JPEG 2000 picture with its own alpha and a soft mask.")
+    smask = _left_half_mask(document, width, height)
+    xref = page.insert_image(pymupdf.Rect(100, 200, 340, 360), stream=_coloured_png((0, 0, 0), (4, 4)))
+    document.update_stream(xref, buffer.getvalue(), compress=False)
+    for key, value in {
+        "Filter": "/JPXDecode",
+        "Width": str(width),
+        "Height": str(height),
+        "SMask": f"{smask} 0 R",
+        "ColorSpace": "null",
+        "BitsPerComponent": "null",
+        "DecodeParms": "null",
+    }.items():
+        document.xref_set_key(xref, key, value)
+    path = tmp_path / "jpx.pdf"
+    document.save(path)
+
+    (node,) = [
+        node for node in build_index(path, strategy="text").pages[0].nodes if isinstance(node, ImageNode)
+    ]
+    with Image.open(io.BytesIO(node.image_data or b"")) as picture:
+        assert picture.mode == "RGBA" and picture.size == (width, height)
+        assert picture.getpixel((20, 20)) == (200, 30, 30, 255)
+        left_lower = picture.getpixel((20, 60))
+        assert (
+            abs(left_lower[3] - 128) <= 1
+            and max(abs(a - b) for a, b in zip(left_lower[:3], (200, 30, 30), strict=True)) <= 2
+        )
+        assert picture.getpixel((100, 20))[3] == 0 and picture.getpixel((100, 60))[3] == 0

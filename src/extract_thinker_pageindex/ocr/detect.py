@@ -41,10 +41,10 @@ def picture_cover(page: Any) -> float:
         return 0.0
     import pymupdf
 
-    from ..pdf.images import drawn_pictures
+    from ..pdf.images import drawn_pictures, page_turn
 
-    # The pictures' boxes are in the page's own (unturned) coordinates.
-    own = pymupdf.Rect(0, 0, page.cropbox.width, page.cropbox.height)
+    # The pictures' boxes are in the page's own (unturned) coordinates, in points (a /UserUnit scaled).
+    own = (page.rect * page_turn(page)[1]).normalize()
     best = 0.0
     for picture in drawn_pictures(page):
         box = pymupdf.Rect(picture.bbox) & own

@@ -38,6 +38,7 @@ __all__ = [
     "embedded_jpeg",
     "encode_png",
     "fit_scale",
+    "page_turn",
     "fits_whole",
     "page_matrix",
     "picture_bytes",
@@ -65,6 +66,25 @@ MAX_PICTURE_DPI = 300
 MAX_JPEG_DPI = 600
 #: The least scale (see :func:`picture_scale`) at which a JPEG is kept as embedded.
 JPEG_SCALE = MAX_PICTURE_DPI / MAX_JPEG_DPI
+
+
+def page_turn(page: Any) -> tuple[Any, Any]:
+    """``(rotation, derotation)``: PyMuPDF matrices from a page's unturned space (where its text, and so
+    every box of the index, is) to the page as shown, and back — as MuPDF lays the page out, from its
+    bounds (scaled by a ``/UserUnit``, cut to the MediaBox). PyMuPDF's own ``rotation_matrix`` measures
+    the unscaled CropBox: on a turned page of two units a point, or one whose CropBox reaches past its
+    MediaBox, it puts boxes off the page. On every other page the two are the same."""
+    pymupdf = load_pymupdf()
+
+    rotation = page.rotation % 360
+    if not rotation:
+        return pymupdf.Identity, pymupdf.Identity
+    shown = page.rect
+    width, height = (shown.height, shown.width) if rotation in (90, 270) else (shown.width, shown.height)
+    turn = pymupdf.Matrix(rotation)
+    turned = pymupdf.Rect(0, 0, width, height) * turn
+    matrix = turn * pymupdf.Matrix(1, 0, 0, 1, -turned.x0, -turned.y0)
+    return matrix, ~matrix
 
 
 def fit_scale(
@@ -333,7 +353,7 @@ def _draw_picture(page: Any, clip: Sequence[float], width: int, height: int) -> 
     pymupdf = load_pymupdf()
 
     # (The clip is in the page's own coordinates; the page is drawn as shown.)
-    area = (pymupdf.Rect(clip) * page.rotation_matrix) & page.rect
+    area = (pymupdf.Rect(clip) * page_turn(page)[0]) & page.rect
     if area.is_empty:
         raise ValueError("its place on the page is empty")
     own = min(max(width / area.width, height / area.height), MAX_PICTURE_DPI / 72)
@@ -430,7 +450,7 @@ def drawn_pictures(page: Any, identify: Mapping[int, tuple[int, int]] | None = N
     device = _picture_device_class()()
     # MuPDF draws a turned page turned; PyMuPDF's text (and so every box of the index) is in the page's
     # unturned space.
-    unturn = mupdf.FzMatrix(*page.derotation_matrix)
+    unturn = mupdf.FzMatrix(*page_turn(page)[1])
     try:
         mupdf.fz_run_page(page.this, device, unturn, mupdf.FzCookie())
     finally:
@@ -456,16 +476,16 @@ def drawn_pictures(page: Any, identify: Mapping[int, tuple[int, int]] | None = N
 
 def _mask_plane(image: Any, pixmap: Any, whole: Any) -> Any:
     """A picture's soft mask (``/SMask``) or stencil mask (``/Mask``) as a 2-D array of alpha bytes of the
-    decoded ``pixmap``'s size, or None: no such mask, a pixmap with its own alpha (a colour key, JPEG
-    2000) or without colours, a mask that hides nothing, or one that cannot be read (the picture is then
-    kept opaque). MuPDF decodes a picture's colours and its mask apart and draws the one through the
-    other; the mask is decoded at the colours' size (reduced with them)."""
+    decoded ``pixmap``'s size, or None: no such mask, a pixmap without colours, a mask that hides nothing,
+    or one that cannot be read (the picture is then kept as decoded). MuPDF decodes a picture's colours
+    and its mask apart and draws the one through the other; the mask is decoded at the colours' size
+    (reduced with them)."""
     import numpy as np
 
     mupdf = load_pymupdf().mupdf
 
     mask = image.mask()
-    if mask.m_internal is None or pixmap.alpha or pixmap.colorspace is None:
+    if mask.m_internal is None or pixmap.colorspace is None:
         return None
     width, height = pixmap.width, pixmap.height
     try:
@@ -481,6 +501,22 @@ def _mask_plane(image: Any, pixmap: Any, whole: Any) -> Any:
         return None
     values = np.array(samples, dtype=np.uint8).reshape(plane.h(), plane.stride())[:, :width]
     return None if values.min() == 255 else values
+
+
+def _through_mask(pixmap: Any, mask: Any) -> tuple[Any, Any]:
+    """A decoded picture with an alpha of its own (a JPEG 2000's, or the opaque one MuPDF gives a soft mask
+    with ``/Matte``) and a mask: its colours without that alpha, undone from them, and the two alphas in
+    one (the page draws the picture through both)."""
+    import numpy as np
+
+    pymupdf = load_pymupdf()
+    width, height, n = pixmap.width, pixmap.height, pixmap.n
+    samples = np.frombuffer(pixmap.samples_mv, dtype=np.uint8).reshape(height, pixmap.stride)[:, : width * n]
+    straight = _unmultiplied(samples, n).reshape(height, width, n)
+    own = straight[..., -1].astype(np.uint16)
+    alpha = ((own * mask + 127) // 255).astype(np.uint8)
+    colours = np.ascontiguousarray(straight[..., :-1])
+    return pymupdf.Pixmap(pixmap.colorspace, width, height, colours.tobytes(), 0), alpha
 
 
 def drawn_from_page(document: Any, xref: int, *, width: int, height: int) -> bool:
@@ -579,7 +615,10 @@ def _decoded(document: Any, xref: int, scale: float) -> tuple[Any, Any]:
     pixmap = pymupdf.Pixmap("raw", decoded)  # PyMuPDF's own way to take MuPDF's pixmap as it is
     if scale < 1 and pixmap.colorspace is not None and (pixmap.width, pixmap.height) != (width, height):
         pixmap = pymupdf.Pixmap(pixmap, width, height, None)
-    return pixmap, _mask_plane(image, pixmap, whole)
+    alpha = _mask_plane(image, pixmap, whole)
+    if alpha is not None and pixmap.alpha:
+        return _through_mask(pixmap, alpha)
+    return pixmap, alpha
 
 
 # -- JPEG pictures kept as they are -----------------------------------------------------------------------
@@ -639,7 +678,7 @@ def embedded_jpeg(document: Any, xref: int, *, width: int, height: int) -> bytes
     frame = _jpeg_frame(data)
     if frame != (width, height, components):
         return None
-    if not bytes(data[-64:]).rstrip(b"\r\n\t\x00 ").endswith(b"\xff\xd9"):
+    if not bytes(data[-4096:]).rstrip(b"\r\n\t\x00 \xff").endswith(b"\xff\xd9"):
         # No end-of-image marker: a cut file, which MuPDF decodes as far as it goes but many readers
         # refuse (Pillow: "image file is truncated"). Decoded, it is kept as a PNG of what the page shows.
         return None
