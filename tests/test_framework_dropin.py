@@ -320,3 +320,72 @@ def test_the_documented_example_extracts_from_the_retrieved_pages_only(make_pdf,
     prompt = llm_server.prompt_texts()
     assert "cancellation penalty is 120 euros" in prompt
     assert "Scope of the services" not in prompt and "Signatures of both parties" not in prompt
+
+
+# -- what the framework's wrapper takes that ours refused -------------------------------------------------
+
+
+class KeyedLoader(PagesLoader):
+    """A loader of one's own that reads documents by key from a store, not from local files."""
+
+    SUPPORTED_FORMATS = ["pdf"]  # noqa: RUF012 - the framework's attribute
+
+    def can_handle(self, source: Any) -> bool:
+        return isinstance(source, str) and source.startswith("contracts/")
+
+
+def test_a_loader_that_reads_keys_of_a_store_is_wrapped_as_it_is() -> None:
+    # "contracts/2024/acme.pdf" is no local file: asked first, the wrapped loader says it handles it.
+    with DocumentLoaderRAG(
+        KeyedLoader([{"content": "x"}, {"content": PENALTY}]), "cancellation penalty"
+    ) as rag:
+        assert rag.can_handle("contracts/2024/acme.pdf") is True
+        assert [page["page_number"] for page in rag.load("contracts/2024/acme.pdf")] == [2]
+
+
+class OwnRetriever:
+    """A retriever of one's own with the two methods the framework's wrapper calls (a wrapper around
+    another service, say): no ``in``, no page counts."""
+
+    def __init__(self) -> None:
+        self.inner = SQLitePageRetriever()
+        self.indexed: list[str] = []
+
+    def index(self, document_id: str, pages: list[dict[str, Any]]) -> None:
+        self.indexed.append(document_id)
+        self.inner.index(document_id, pages)
+
+    def search(self, document_id: str, query: str, max_pages: int = 5) -> list[PageMatch]:
+        return self.inner.search(document_id, query, max_pages=max_pages)
+
+
+def test_a_retriever_of_ones_own_with_index_and_search_is_used() -> None:
+    retriever = OwnRetriever()
+    loader = PagesLoader([{"content": "x"}, {"content": PENALTY}])
+    with DocumentLoaderRAG(loader, "cancellation penalty", retriever=retriever) as rag:
+        assert [page["page_number"] for page in rag.load("a")] == [2]
+        assert [page["page_number"] for page in rag.load("a")] == [2]
+    assert len(retriever.indexed) == 2  # it cannot say what it holds: each load indexes, as the framework's
+    retriever.inner.close()
+
+
+def test_supported_formats_may_be_set_on_the_wrapper() -> None:
+    with DocumentLoaderRAG(DocumentLoaderPyMuPDF(), "terms") as rag:
+        assert rag.SUPPORTED_FORMATS == ["pdf"]
+        rag.SUPPORTED_FORMATS = ["pdf", "png"]
+        assert rag.SUPPORTED_FORMATS == ["pdf", "png"]
+
+
+def test_a_page_whose_content_is_a_list_or_a_dict_is_searched() -> None:
+    # The framework's retriever indexes content that is no string as JSON: its words are found.
+    pages = [
+        {"content": ["cancellation penalty", 120]},
+        {"content": {"fee": "late payment"}},
+        {"content": "x"},
+    ]
+    with DocumentLoaderRAG(PagesLoader(pages), "cancellation penalty") as rag:
+        assert [page["page_number"] for page in rag.load("a")] == [1]
+    with SQLitePageRetriever() as retriever:
+        retriever.index("doc", pages)
+        assert [match.page_number for match in retriever.search("doc", "late payment fee")] == [2]
+        assert [match.page_number for match in retriever.search("doc", "120")] == [1]

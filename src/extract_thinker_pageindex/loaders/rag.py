@@ -119,11 +119,16 @@ class DocumentLoaderRAG(PageSelection, DocumentLoader):
         require_query_words(query)
         check_max_pages(max_pages)
         if retriever is not None and (
-            isinstance(retriever, type) or not isinstance(retriever, PageRetriever)
+            isinstance(retriever, type)
+            or not all(callable(getattr(retriever, name, None)) for name in ("index", "search"))
         ):
+            # What the framework's wrapper asks of a retriever: index and search (one of your own, or a
+            # wrapper around one, is used as it is; `document_id in retriever`, when it answers, spares
+            # indexing a document twice).
             raise InvalidOptionError(
                 "retriever must be a page retriever (SQLitePageRetriever, PostgresPageRetriever, or one with "
-                f"their methods: index, search, delete, snippet, close...), not {type(retriever).__name__}."
+                f"index(document_id, pages) and search(document_id, query, max_pages)), not "
+                f"{type(retriever).__name__}."
             )
         self.loader = loader
         # The wrapped loader's vision mode at construction, as ExtractThinker's own wrapper takes it.
@@ -133,6 +138,7 @@ class DocumentLoaderRAG(PageSelection, DocumentLoader):
         self._owns_retriever = retriever is None
         self.retriever: PageRetriever = retriever if retriever is not None else SQLitePageRetriever()
         self.last_matches: list[PageMatch] = []
+        self._formats: list[str] | None = None  # set by assigning SUPPORTED_FORMATS, as on the framework's
         self._matches_lock = threading.Lock()
         # The owned retriever's documents, latest load last; guarded with the index-search step, so a
         # thread's document is never dropped between its index and its search.
@@ -146,17 +152,29 @@ class DocumentLoaderRAG(PageSelection, DocumentLoader):
 
     @property
     def SUPPORTED_FORMATS(self) -> list[str]:
+        """The wrapped loader's formats, unless set on this wrapper (as the framework's wrapper allows)."""
+        if self._formats is not None:
+            return list(self._formats)
         return list(getattr(self.loader, "SUPPORTED_FORMATS", []))
 
+    @SUPPORTED_FORMATS.setter
+    def SUPPORTED_FORMATS(self, formats: list[str]) -> None:
+        self._formats = list(formats)
+
     def can_handle(self, source: str | BytesIO) -> bool:
-        """Whether the wrapped loader handles the source.
+        """Whether the wrapped loader handles the source (a loader of your own may take names that are no
+        local files: keys of a store, say).
 
         Raises:
-            DocumentLoadError: the source is a path with an extension the wrapped loader supports, and no
-                such file exists (see :func:`~extract_thinker_pageindex.inputs.sources.check_source_file`).
+            DocumentLoadError: the wrapped loader does not handle it, and it is a path with an extension
+                that loader supports but no such file exists: named, rather than leaving the framework's
+                "No suitable document loader found" (see
+                :func:`~extract_thinker_pageindex.inputs.sources.check_source_file`).
         """
+        if self.loader.can_handle(source):
+            return True
         check_source_file(source, self.SUPPORTED_FORMATS)
-        return bool(self.loader.can_handle(source))
+        return False
 
     def can_handle_vision(self, source: str | BytesIO) -> bool:
         return bool(self.loader.can_handle_vision(source))
@@ -226,7 +244,10 @@ class DocumentLoaderRAG(PageSelection, DocumentLoader):
         return selected, list(matches)
 
     def _index_and_search(self, doc_id: str, pages: list[dict[str, Any]]) -> list[PageMatch]:
-        if doc_id not in self.retriever:
+        # A retriever that cannot say what it holds (one of your own with index and search only) indexes
+        # each load, as the framework's wrapper does.
+        knows = callable(getattr(type(self.retriever), "__contains__", None))
+        if not knows or doc_id not in self.retriever:
             self.retriever.index(doc_id, pages)
         return self.retriever.search(doc_id, self.query, max_pages=self.max_pages)
 

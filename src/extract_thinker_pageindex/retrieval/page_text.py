@@ -219,16 +219,23 @@ def _flatten(value: Any, out: list[str]) -> None:
 def page_text_fields(page: Page) -> tuple[str, str, str]:
     """The text a page contributes to the index: ``(body, headings, descriptions)``.
 
-    The body is ``content`` plus whatever of ``markdown``, ``tables`` and ``forms`` is not already in it (so
-    no text is counted twice); headings are the page's ``sections`` titles; descriptions are the
-    ``section_descriptions``. Images and other keys are ignored. A string is the body; ``None`` is no text.
-    Lone surrogates, which SQLite cannot store, become U+FFFD.
+    The body is ``content`` (its texts and numbers, when it is a list or a dict) plus whatever of
+    ``markdown``, ``tables`` and ``forms`` is not already in it (so no text is counted twice); headings are
+    the page's ``sections`` titles; descriptions are the ``section_descriptions``. Images and other keys
+    are ignored. A string is the body; ``None`` is no text. Lone surrogates, which SQLite cannot store,
+    become U+FFFD.
     """
     if page is None:
         return "", "", ""
     if isinstance(page, str):
         return clean_text(page), "", ""
     content = page.get("content")
+    if content is not None and not isinstance(content, str):
+        # A loader of your own may give structured content (a list of lines, a dict of fields): its texts
+        # and numbers are the page's text, as the framework's retriever indexes it (as JSON there).
+        parts: list[str] = []
+        _flatten(content, parts)
+        content = "\n".join(parts)
     body_parts = [content] if isinstance(content, str) and content.strip() else []
     markdown = page.get("markdown")
     if (
