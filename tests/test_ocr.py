@@ -43,6 +43,7 @@ from scan_support import (
     Line,
     PageSpec,
     Table,
+    born_digital,
     make_scan,
     ocr_worker_children,
     original_boxes,
@@ -676,4 +677,78 @@ def test_a_worker_killed_mid_run_fails_one_page_and_a_new_worker_reads_the_rest(
     assert sorted(outcome.index for outcome in outcomes) == list(range(6))
     failed = [outcome for outcome in outcomes if outcome.blocks is None]
     assert len(failed) == 1 and "the OCR worker stopped" in (failed[0].error or "")
+    assert ocr_worker_children() == []
+
+
+# -- turned pages: sizes across the text as shown, boxes by MuPDF's own bounds ----------------------------
+
+
+def _turned_scan(path: Path, rotation: int) -> Path:
+    """The first page of CONTRACT scanned, stored turned by ``rotation`` (``/Rotate``) and shown upright."""
+    upright = born_digital(CONTRACT[:1])[0]
+    png = upright.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY).tobytes("png")
+    reference = upright.get_pixmap(dpi=24, colorspace=pymupdf.csGRAY).samples
+    width, height = (792, 612) if rotation in (90, 270) else (612, 792)
+    for picture_turn in (0, 90, 180, 270):  # the picture turned so that the page shows it upright
+        document = pymupdf.open()
+        page = document.new_page(width=width, height=height)
+        page.insert_image(page.rect, stream=png, rotate=picture_turn, keep_proportion=False)
+        page.set_rotation(rotation)
+        shown = page.get_pixmap(dpi=24, colorspace=pymupdf.csGRAY).samples
+        if len(shown) == len(reference) and sum(
+            abs(a - b) for a, b in zip(shown, reference, strict=True)
+        ) < len(shown):
+            document.save(path)
+            return path
+    raise AssertionError("no turn of the picture shows the page upright")
+
+
+@pytest.mark.parametrize("rotation", [90, 270])
+def test_a_scan_stored_turned_keeps_its_heading(tmp_path: Path, rotation: int) -> None:
+    # The OCR'd lines come back in the page's own (turned) points, where a line's height is its length:
+    # measured so, "Termination Schedule" was set at 250 pt and every body line larger than it.
+    path = _turned_scan(tmp_path / f"turned-{rotation}.pdf", rotation)
+    nodes = [node for node in build_index(path, strategy="text", ocr_workers=1).pages[0].nodes]
+    headings = [node.content for node in nodes if node.type == "heading"]
+    assert headings and "Termination" in headings[0]
+    assert any(node.type == "paragraph" and "ninety days" in node.content for node in nodes)
+
+
+@pytest.mark.parametrize("keys", [{"UserUnit": "2"}, {"CropBox": "[-40 -40 832 652]"}], ids=["unit", "crop"])
+def test_ocr_boxes_on_a_turned_page_of_another_unit_or_crop_are_the_text_layers(
+    tmp_path: Path, keys: dict[str, str]
+) -> None:
+    # The same page read from its text layer and by OCR: its words where they stand, either way. Unturned
+    # by PyMuPDF's derotation matrix (the unscaled CropBox), OCR's boxes were off by the scale or the crop.
+    document = pymupdf.open()
+    page = document.new_page(width=792, height=612)
+    page.insert_text(
+        (72, 300), "The supplier may terminate this agreement with ninety days notice.", fontsize=14
+    )
+    for key, value in keys.items():
+        document.xref_set_key(page.xref, key, value)
+    page.set_rotation(90)
+    path = tmp_path / "turned.pdf"
+    document.save(path)
+
+    def box(ocr: str) -> tuple[int, ...]:
+        nodes = build_index(path, strategy="text", ocr=ocr, ocr_workers=1).pages[0].nodes
+        (paragraph,) = [node for node in nodes if node.type == "paragraph"]
+        assert paragraph.bbox is not None
+        return paragraph.bbox
+
+    text_layer, read = box("never"), box("always")
+    assert all(abs(a - b) <= 16 for a, b in zip(text_layer, read, strict=True)), (text_layer, read)
+
+
+def test_workers_that_cannot_start_are_an_ocr_error(scan: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A frozen or embedded application's sys.executable is no Python that runs the worker: the error said
+    # BrokenPipeError or FileNotFoundError.
+    for executable, said in (
+        ("/bin/false", "stopped before it was ready"),
+        ("/no/such/python", "cannot be run"),
+    ):
+        monkeypatch.setattr(sys, "executable", executable)
+        with pytest.raises(OcrError, match=said):
+            build_index(scan, strategy="text", ocr_workers=2)
     assert ocr_worker_children() == []

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..errors import OcrError
+from ..pdf.images import page_turn
 from ..tables import turned_blocks, turned_box
 from .settings import OcrSettings
 
@@ -76,9 +77,10 @@ def font_size(text: str, ink_height: float) -> float:
     return round(ink_height / _INK_SHARE[(up, down)] * 2) / 2
 
 
-def _even_sizes(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _even_sizes(blocks: list[dict[str, Any]], *, sideways: bool = False) -> list[dict[str, Any]]:
     """Each line's spans at the line's font size (see :func:`font_size`); only the keys the layout reader
-    uses are kept."""
+    uses are kept. ``sideways``: the blocks are in the page's own points and the page is shown turned a
+    quarter (``/Rotate`` 90 or 270), so a line's ink runs up the page: its height is the box's width."""
     result = []
     for block in blocks:
         if block.get("type", 0) != 0:
@@ -90,7 +92,7 @@ def _even_sizes(blocks: list[dict[str, Any]]) -> list[dict[str, Any]]:
             if not text.strip():
                 continue
             box = tuple(line["bbox"])
-            size = font_size(text, box[3] - box[1])
+            size = font_size(text, box[2] - box[0] if sideways else box[3] - box[1])
             lines.append(
                 {"bbox": box, "spans": [_span(span["text"], tuple(span["bbox"]), size) for span in spans]}
             )
@@ -121,7 +123,7 @@ def _to_page(page: Any, pixmap: Any) -> Any:
     import pymupdf
 
     zoom = pixmap.width / page.rect.width
-    return pymupdf.Matrix(1 / zoom, 1 / zoom) * page.derotation_matrix
+    return pymupdf.Matrix(1 / zoom, 1 / zoom) * page_turn(page)[1]
 
 
 def _tables(grids: list[Any], matrix: Any, words: list[tuple[float, float, float, float, str]]) -> list[Any]:
@@ -169,7 +171,8 @@ def _tesseract(page: Any, settings: OcrSettings) -> OcrRead:
         blocks, words = _read_tesserocr(pixmap, dpi, str(folder), languages, to_page)
     else:
         blocks, words = _read_mupdf_tesseract(page, pixmap, str(folder), languages, want_words=bool(grids))
-    return OcrRead(_even_sizes(blocks), _tables(grids, to_page, words))
+    sideways = page.rotation % 180 == 90
+    return OcrRead(_even_sizes(blocks, sideways=sideways), _tables(grids, to_page, words))
 
 
 def _read_mupdf_tesseract(
@@ -183,7 +186,7 @@ def _read_mupdf_tesseract(
     with pymupdf.open("pdf", data) as ocr_pdf:
         ocr_page = ocr_pdf[0]
         unzoom = page.rect.width / ocr_page.rect.width
-        matrix = pymupdf.Matrix(unzoom, unzoom) * page.derotation_matrix
+        matrix = pymupdf.Matrix(unzoom, unzoom) * page_turn(page)[1]
         textpage = ocr_page.get_textpage(flags=0, matrix=matrix)
         layout = ocr_page.get_text("dict", textpage=textpage)
         words = (
@@ -352,7 +355,7 @@ def _rapidocr(page: Any, settings: OcrSettings, threads: int) -> OcrRead:
     words = [(*line["bbox"], line["spans"][0]["text"]) for line in lines]
     blocks = _group_lines(lines)
     if page.rotation:
-        unturn = tuple(page.derotation_matrix)
+        unturn = tuple(page_turn(page)[1])
         blocks = turned_blocks(blocks, unturn)
         words = [(*turned_box(word[:4], unturn), word[4]) for word in words]
     return OcrRead(blocks, _tables(grids, _to_page(page, pixmap), words))

@@ -75,18 +75,34 @@ def _worker_env(settings: OcrSettings) -> dict[str, str]:
 
 class _Worker:
     def __init__(self, job: dict[str, Any], env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "extract_thinker_pageindex.ocr.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
+        """Start a worker process and hand it the job.
+
+        Raises:
+            OcrError: the process cannot start (``sys.executable`` is no Python that can run the worker: a
+                frozen or embedded application), stops before it is ready, or reports it cannot OCR.
+        """
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "extract_thinker_pageindex.ocr.worker"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.DEVNULL,
+                env=env,
+            )
+        except OSError as exc:
+            raise OcrError(f"OCR workers cannot start: {sys.executable!r} cannot be run ({exc}).") from exc
         assert self.process.stdin is not None and self.process.stdout is not None
         self.requests = self.process.stdin
         self.answers = self.process.stdout
-        write_frame(self.requests, job)
-        status, _, message = read_frame(self.answers)
+        try:
+            write_frame(self.requests, job)
+            status, _, message = read_frame(self.answers)
+        except (EOFError, OSError, ValueError) as exc:
+            self.kill()
+            raise OcrError(
+                f"OCR workers cannot start: {sys.executable} -m extract_thinker_pageindex.ocr.worker stopped "
+                f"before it was ready (exit code {self.process.returncode}; is it this package's Python?)."
+            ) from exc
         if status != "ready":
             self.kill()
             raise OcrError(f"OCR cannot run: {message}.")

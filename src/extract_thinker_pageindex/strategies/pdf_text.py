@@ -794,7 +794,9 @@ def _ocr_positions(
         # The engine read the page as shown, upright: a turned page is read turned.
         shown = run.document[page.index]
         if shown.rotation:
-            turn = tuple(shown.rotation_matrix)
+            from ..pdf.images import page_turn
+
+            turn = tuple(page_turn(shown)[0])
             read[position] = turned_lines(outcome.blocks, page.index, turn, *page.own_size)
         else:
             read[position] = lines_from_blocks(outcome.blocks, page.index, page.width, page.height)
