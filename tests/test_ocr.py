@@ -683,9 +683,9 @@ def test_a_worker_killed_mid_run_fails_one_page_and_a_new_worker_reads_the_rest(
 # -- turned pages: sizes across the text as shown, boxes by MuPDF's own bounds ----------------------------
 
 
-def _turned_scan(path: Path, rotation: int) -> Path:
-    """The first page of CONTRACT scanned, stored turned by ``rotation`` (``/Rotate``) and shown upright."""
-    upright = born_digital(CONTRACT[:1])[0]
+def _turned_scan(path: Path, rotation: int, spec: PageSpec = CONTRACT[0]) -> Path:
+    """A page of ``spec`` scanned, stored turned by ``rotation`` (``/Rotate``) and shown upright."""
+    upright = born_digital([spec])[0]
     png = upright.get_pixmap(dpi=150, colorspace=pymupdf.csGRAY).tobytes("png")
     reference = upright.get_pixmap(dpi=24, colorspace=pymupdf.csGRAY).samples
     width, height = (792, 612) if rotation in (90, 270) else (612, 792)
@@ -752,3 +752,15 @@ def test_workers_that_cannot_start_are_an_ocr_error(scan: Path, monkeypatch: pyt
         with pytest.raises(OcrError, match=said):
             build_index(scan, strategy="text", ocr_workers=2)
     assert ocr_worker_children() == []
+
+
+@pytest.mark.parametrize("rotation", [90, 180])
+def test_a_ruled_table_on_a_turned_scan_keeps_its_rows(tmp_path: Path, rotation: int) -> None:
+    # The grid and the words were matched in the page's own points, where a turned page's rows are its
+    # columns: the table came out transposed (a quarter turn) or mirrored (a half turn).
+    path = _turned_scan(tmp_path / f"table-{rotation}.pdf", rotation, RESULTS_PAGE)
+    (page,) = DocumentLoaderPyMuPDF(ocr_workers=1).load(str(path))
+    assert page["tables"] == [[list(row) for row in RESULTS.cells]]
+    nodes = build_index(path, strategy="text", ocr_workers=1).pages[0].nodes
+    (table,) = [node for node in nodes if node.type == "table"]
+    assert table.content.splitlines()[0] == "| Region | Revenue | Costs |"

@@ -126,20 +126,32 @@ def _to_page(page: Any, pixmap: Any) -> Any:
     return pymupdf.Matrix(1 / zoom, 1 / zoom) * page_turn(page)[1]
 
 
-def _tables(grids: list[Any], matrix: Any, words: list[tuple[float, float, float, float, str]]) -> list[Any]:
+Word = tuple[float, float, float, float, str]
+
+
+def _tables(grids: list[Any], page: Any, pixmap: Any, words: list[Word]) -> list[Any]:
+    """The ruled tables of the grids found in ``pixmap`` (the page as shown), their cells filled with
+    ``words`` (in the page's own points). Rows and columns are those of the page as it is read, as on a
+    text layer: on a page turned by ``/Rotate`` the grid and the words are matched as shown, and only the
+    table's box is turned back into the page's own points."""
+    import pymupdf
+
     from ..tables.grid import cell_rows
     from .tables import grid_on_page
 
+    zoom = pixmap.width / page.rect.width
+    to_shown = pymupdf.Matrix(1 / zoom, 1 / zoom)
+    turn, unturn = (tuple(matrix) for matrix in page_turn(page))
+    if page.rotation:
+        words = [(*turned_box(word[:4], turn), word[4]) for word in words]
     tables = []
     for grid in grids:
-        placed = grid_on_page(grid, matrix)
+        placed = grid_on_page(grid, to_shown)
         rows = cell_rows(words, placed.rows, placed.columns)
         if rows:
-            tables.append({"bbox": placed.box, "rows": rows})
+            box = turned_box(placed.box, unturn) if page.rotation else placed.box
+            tables.append({"bbox": box, "rows": rows})
     return tables
-
-
-Word = tuple[float, float, float, float, str]
 
 
 def _tesseract(page: Any, settings: OcrSettings) -> OcrRead:
@@ -172,7 +184,7 @@ def _tesseract(page: Any, settings: OcrSettings) -> OcrRead:
     else:
         blocks, words = _read_mupdf_tesseract(page, pixmap, str(folder), languages, want_words=bool(grids))
     sideways = page.rotation % 180 == 90
-    return OcrRead(_even_sizes(blocks, sideways=sideways), _tables(grids, to_page, words))
+    return OcrRead(_even_sizes(blocks, sideways=sideways), _tables(grids, page, pixmap, words))
 
 
 def _read_mupdf_tesseract(
@@ -358,7 +370,7 @@ def _rapidocr(page: Any, settings: OcrSettings, threads: int) -> OcrRead:
         unturn = tuple(page_turn(page)[1])
         blocks = turned_blocks(blocks, unturn)
         words = [(*turned_box(word[:4], unturn), word[4]) for word in words]
-    return OcrRead(blocks, _tables(grids, _to_page(page, pixmap), words))
+    return OcrRead(blocks, _tables(grids, page, pixmap, words))
 
 
 def read_page(page: Any, settings: OcrSettings, *, threads: int = 1) -> OcrRead:

@@ -109,9 +109,8 @@ def erase_rules(pixels: Any, grids: list[Grid]) -> None:
 
 
 def grid_on_page(grid: Grid, matrix: Any) -> Grid:
-    """A grid found in a page image, in the page's own coordinates: its rules' ends mapped through
-    ``matrix`` (pixels to points, and the page's rotation undone), so that rows and columns are those of
-    the page as its text is (a page turned by ``/Rotate`` has the image's rows as its columns)."""
+    """A grid found in a page image, in points: its rules' ends mapped through ``matrix`` (pixels to the
+    points of the page as shown, where its rows are rows: the OCR engines match words to cells there)."""
     import pymupdf
 
     mapped = []
