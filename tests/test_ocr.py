@@ -761,6 +761,10 @@ def test_a_ruled_table_on_a_turned_scan_keeps_its_rows(tmp_path: Path, rotation:
     path = _turned_scan(tmp_path / f"table-{rotation}.pdf", rotation, RESULTS_PAGE)
     (page,) = DocumentLoaderPyMuPDF(ocr_workers=1).load(str(path))
     assert page["tables"] == [[list(row) for row in RESULTS.cells]]
+    # The content in the order the page is read: title, the line above the table, the table, the line after.
+    content = page["content"]
+    assert content.startswith("Quarterly Results")
+    assert content.index("shows revenue") < content.index("| Region |") < content.index("Costs fell")
     nodes = build_index(path, strategy="text", ocr_workers=1).pages[0].nodes
     (table,) = [node for node in nodes if node.type == "table"]
     assert table.content.splitlines()[0] == "| Region | Revenue | Costs |"

@@ -77,7 +77,9 @@ def _page_text_with_tables(page: Any, tables: list[PageTable], textpage: Any) ->
 def _page_frame(page: Any) -> tuple[Any, float, float]:
     """What maps a box of the page's own (unrotated) points onto the drawn page: the rotation matrix, and
     the drawn page's width and height."""
-    return page.rotation_matrix, float(page.rect.width), float(page.rect.height)
+    from ..pdf.images import page_turn
+
+    return page_turn(page)[0], float(page.rect.width), float(page.rect.height)
 
 
 def _region(
@@ -261,7 +263,7 @@ def _ocr_items(
         )
         return
     by_index = {item["page_number"] - 1: item for item in items}
-    frames = {index: _page_frame(document[index]) for index in by_index} if regions else {}
+    frames = {index: _page_frame(document[index]) for index in by_index}
     failed: list[OcrOutcome] = []
 
     def done(outcome: OcrOutcome) -> None:
@@ -270,7 +272,10 @@ def _ocr_items(
             failed.append(outcome)
             return
         found = outcome.tables
-        text = _ocr_text_with_tables(outcome.blocks, found) if found else plain_text(outcome.blocks)
+        if found:
+            text = _ocr_text_with_tables(outcome.blocks, found, frames[outcome.index][0])
+        else:
+            text = plain_text(outcome.blocks)
         item.update(content=text, markdown=text, tables=[table["rows"] for table in found], text_source="ocr")
         if regions:
             item["regions"] = _ocr_regions(outcome.blocks, item["page_number"], frames[outcome.index])
@@ -279,18 +284,24 @@ def _ocr_items(
     warn_failures(failed, name, stacklevel=4)
 
 
-def _ocr_text_with_tables(blocks: list[dict[str, Any]], tables: list[dict[str, Any]]) -> str:
+def _ocr_text_with_tables(blocks: list[dict[str, Any]], tables: list[dict[str, Any]], turn: Any) -> str:
     """OCR'd text in reading order with each ruled table's lines replaced by the table as Markdown, as
-    :func:`_page_text_with_tables` does for a text layer."""
+    :func:`_page_text_with_tables` does for a text layer. The boxes are in the page's own points; ``turn``
+    maps them onto the page as shown, where the order is read."""
     from ..ocr.engines import plain_text
+    from ..tables import turned_box
     from ..tables.grid import markdown_table
+
+    def top_left(box: Any) -> tuple[float, float]:
+        x0, y0, _, _ = turned_box(box, tuple(turn))
+        return y0, x0
 
     boxes = [table["bbox"] for table in tables]
     pieces: list[tuple[float, float, str]] = []
     for block in blocks:
         kept = _outside(block["lines"], boxes)
         if kept:
-            pieces.append((kept[0]["bbox"][1], kept[0]["bbox"][0], plain_text([{"lines": kept}]).strip()))
+            pieces.append((*top_left(kept[0]["bbox"]), plain_text([{"lines": kept}]).strip()))
     for table in tables:
-        pieces.append((table["bbox"][1], table["bbox"][0], markdown_table(table["rows"])))
+        pieces.append((*top_left(table["bbox"]), markdown_table(table["rows"])))
     return _in_reading_order(pieces)
