@@ -768,3 +768,28 @@ def test_a_ruled_table_on_a_turned_scan_keeps_its_rows(tmp_path: Path, rotation:
     nodes = build_index(path, strategy="text", ocr_workers=1).pages[0].nodes
     (table,) = [node for node in nodes if node.type == "table"]
     assert table.content.splitlines()[0] == "| Region | Revenue | Costs |"
+
+
+def test_a_page_ocr_fails_on_leaves_the_others_indexed_under_the_auto_strategy(tmp_path: Path) -> None:
+    # No model: a page OCR fails on is warned about and kept empty, and the others are read, as under
+    # strategy="text" (it raised ModelRequiredError for the whole document, saying the page had no text
+    # layer). The failure is a real one: a worker killed while it reads.
+    import signal
+
+    specs = [PageSpec([Line(f"Page number {n} of the failing page test", 100, size=16)]) for n in range(6)]
+    path = make_scan(tmp_path / "six.pdf", specs)
+    killed: list[int] = []
+
+    def progress(done: int, total: int) -> None:
+        if not killed:
+            victims = ocr_worker_children()
+            if victims:
+                os.kill(victims[0], signal.SIGKILL)
+                killed.append(victims[0])
+
+    with pytest.warns(PageIndexWarning, match=r"OCR failed on 1 page\(s\)"):
+        document = build_index(path, ocr_workers=2, progress=progress)  # strategy="auto", no model
+    assert killed
+    read = [page for page in document.pages if page.origin is not None and page.origin.source == "ocr"]
+    assert len(read) == 5 and len(document.pages) == 6
+    assert ocr_worker_children() == []

@@ -338,9 +338,11 @@ def _build_pdf(
         page.origin = PageOrigin(source="ocr", engine=engine) if engine else PageOrigin(source="text_layer")
     if text.ocr_missing and (client is not None or strategy != "auto"):
         _ocr_missing(resolved.name, text.ocr_missing, reading)  # (without a model, the refusal says it)
-    # Pages OCR read and found nothing on (a photograph, a blank scan) have no text to give; a model, when
-    # there is one, still looks at them.
-    unread = [index for index in text.pages_without_text if client is not None or index not in text.ocr_read]
+    # Pages OCR read and found nothing on (a photograph, a blank scan) have no text to give, and those the
+    # engine failed on were warned about and keep their text layer, as under strategy="text" (the other
+    # pages go on); a model, when there is one, still looks at them.
+    tried = set(text.ocr_read) | set(text.ocr_failed)
+    unread = [index for index in text.pages_without_text if client is not None or index not in tried]
     if strategy == "auto" and unread:
         if client is None:
             _pages_need_vision(resolved.name, unread, on_page_error, reading, bool(text.ocr_missing))

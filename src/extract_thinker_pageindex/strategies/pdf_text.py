@@ -91,6 +91,7 @@ class PdfTextResult:
     outline_note: str | None = None
     ocr_read: dict[int, str] = field(default_factory=dict)  # page index -> engine, for pages OCR read
     ocr_missing: list[int] = field(default_factory=list)  # pages that needed OCR it could not give
+    ocr_failed: list[int] = field(default_factory=list)  # pages the engine failed on (warned about)
 
 
 def has_text_layer(page: PageLines) -> bool:
@@ -607,6 +608,7 @@ def _parse_pdf_text(
                 progress(done, len(indices))
         ocr_read: dict[int, str] = {}
         ocr_missing: list[int] = []
+        ocr_failed: list[int] = []
         if want_ocr and ocr is not None:
 
             def tick() -> None:  # one more page read, by OCR
@@ -616,7 +618,7 @@ def _parse_pdf_text(
                     progress(done, len(indices))
 
             run = _OcrRun(document, data, password, ocr, name)
-            ocr_missing = _ocr_positions(run, read, want_ocr, extras, ocr_read, tick)
+            ocr_missing = _ocr_positions(run, read, want_ocr, extras, ocr_read, tick, ocr_failed)
             for position in want_ocr:
                 if read[position].index in ocr_read and read[position].lines:
                     # The scan itself is the page: only pictures smaller than the page stay image nodes.
@@ -725,6 +727,7 @@ def _parse_pdf_text(
         outline_note=note,
         ocr_read=ocr_read,
         ocr_missing=ocr_missing,
+        ocr_failed=ocr_failed,
     )
 
 
@@ -768,11 +771,12 @@ def _ocr_positions(
     extras: list[PageExtras],
     ocr_read: dict[int, str],
     tick: Callable[[], None],
+    ocr_failed: list[int],
 ) -> list[int]:
     """OCR the pages at ``positions`` of ``read`` and put their lines and ruled tables in place (the
     engine finds those in the page image at no cost worth a switch, so ``tables`` does not gate them);
-    fills ``ocr_read`` and returns the page indices OCR could not read because no engine is installed
-    (then nothing runs)."""
+    fills ``ocr_read``, and ``ocr_failed`` with the pages the engine failed on (one warning lists them),
+    and returns the page indices OCR could not read because no engine is installed (then nothing runs)."""
     from ..ocr.pool import OcrOutcome, ocr_pages, warn_failures
     from ..ocr.settings import engine_problem
     from ..tables.grid import markdown_table
@@ -806,6 +810,7 @@ def _ocr_positions(
 
     ocr_pages(run.document, run.data, sorted(at), run.settings, done, password=run.password)
     warn_failures(failed, run.name, stacklevel=5)
+    ocr_failed.extend(outcome.index for outcome in failed)
     return []
 
 
