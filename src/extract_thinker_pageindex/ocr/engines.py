@@ -130,10 +130,9 @@ Word = tuple[float, float, float, float, str]
 
 
 def _tables(grids: list[Any], page: Any, pixmap: Any, words: list[Word]) -> list[Any]:
-    """The ruled tables of the grids found in ``pixmap`` (the page as shown), their cells filled with
-    ``words`` (in the page's own points). Rows and columns are those of the page as it is read, as on a
-    text layer: on a page turned by ``/Rotate`` the grid and the words are matched as shown, and only the
-    table's box is turned back into the page's own points."""
+    """The ruled tables of the grids found in ``pixmap``, their cells filled with ``words``, both in the
+    points of the page as shown: rows and columns are those of the page as it is read, as on a text layer.
+    Only each table's box is turned back into the page's own points (on a page turned by ``/Rotate``)."""
     import pymupdf
 
     from ..tables.grid import cell_rows
@@ -141,9 +140,7 @@ def _tables(grids: list[Any], page: Any, pixmap: Any, words: list[Word]) -> list
 
     zoom = pixmap.width / page.rect.width
     to_shown = pymupdf.Matrix(1 / zoom, 1 / zoom)
-    turn, unturn = (tuple(matrix) for matrix in page_turn(page))
-    if page.rotation:
-        words = [(*turned_box(word[:4], turn), word[4]) for word in words]
+    unturn = tuple(page_turn(page)[1])
     tables = []
     for grid in grids:
         placed = grid_on_page(grid, to_shown)
@@ -183,6 +180,9 @@ def _tesseract(page: Any, settings: OcrSettings) -> OcrRead:
         blocks, words = _read_tesserocr(pixmap, dpi, str(folder), languages, to_page)
     else:
         blocks, words = _read_mupdf_tesseract(page, pixmap, str(folder), languages, want_words=bool(grids))
+    if page.rotation and grids:  # the words into the page as shown, where tables are read
+        turn = tuple(page_turn(page)[0])
+        words = [(*turned_box(word[:4], turn), word[4]) for word in words]
     sideways = page.rotation % 180 == 90
     return OcrRead(_even_sizes(blocks, sideways=sideways), _tables(grids, page, pixmap, words))
 
@@ -363,13 +363,12 @@ def _rapidocr(page: Any, settings: OcrSettings, threads: int) -> OcrRead:
         box = (min(xs), min(ys), max(xs), max(ys))
         size = font_size(clean, box[3] - box[1])
         lines.append({"bbox": box, "spans": [_span(clean, box, size)]})
-    # RapidOCR's lines are in the drawn page (page.rect); the text layer's are unrotated.
+    # RapidOCR's lines are in the drawn page (page.rect), where tables are read; the text layer's are
+    # unrotated.
     words = [(*line["bbox"], line["spans"][0]["text"]) for line in lines]
     blocks = _group_lines(lines)
     if page.rotation:
-        unturn = tuple(page_turn(page)[1])
-        blocks = turned_blocks(blocks, unturn)
-        words = [(*turned_box(word[:4], unturn), word[4]) for word in words]
+        blocks = turned_blocks(blocks, tuple(page_turn(page)[1]))
     return OcrRead(blocks, _tables(grids, page, pixmap, words))
 
 

@@ -593,13 +593,11 @@ def read_page_lines(
             if (flags & VECTOR_FLAGS) == VECTOR_FLAGS
             else page.get_cdrawings
         )
-    width, height = float(data["width"]), float(data["height"])
-    if textpage is not None:
-        # PyMuPDF's dict gives a page of a /UserUnit (2 units a point, say) at its size in units, but every
-        # box in points, as MuPDF scales the page: the text page's own size is in the boxes' points.
-        own = textpage.rect
-        if abs(own.width - width) > 0.01 * width or abs(own.height - height) > 0.01 * height:
-            width, height = float(own.width), float(own.height)
+    # PyMuPDF's dict gives a page of a /UserUnit (2 units a point, say) at its size in units, but every box
+    # in points, as MuPDF scales the page: the text page's own size is in the boxes' points.
+    own = textpage.rect if textpage is not None else None
+    width, height = (own.width, own.height) if own is not None else (data["width"], data["height"])
+    width, height = float(width), float(height)
     turn = reading_matrix(page, blocks=data["blocks"])
     if turn is None:
         result = lines_from_blocks(data["blocks"], index, width, height)
